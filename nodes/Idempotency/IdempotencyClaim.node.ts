@@ -1,0 +1,41 @@
+import {
+	NodeConnectionTypes,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { executeClaim } from './actions/claim.operation';
+import { claimProperties } from './descriptions/claimProperties';
+import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
+
+// A third output appears only when a payload fingerprint is stored and compared.
+const TWO_OUTPUTS = "[{ type: 'main', displayName: 'New' }, { type: 'main', displayName: 'Duplicate' }]";
+const THREE_OUTPUTS =
+	"[{ type: 'main', displayName: 'New' }, { type: 'main', displayName: 'Duplicate' }, { type: 'main', displayName: 'Mismatch' }]";
+const OUTPUTS_EXPRESSION: `={{${string}}}` = `={{ ($parameter.options?.payloadFingerprint ?? 'off') === 'off' ? ${TWO_OUTPUTS} : ${THREE_OUTPUTS} }}`;
+
+export class IdempotencyClaim implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Idempotency Claim',
+		name: 'idempotencyClaim',
+		icon: { light: 'file:idempotency.svg', dark: 'file:idempotency.dark.svg' },
+		group: ['transform'],
+		usableAsTool: true,
+		version: 1,
+		subtitle: '={{ $parameter.claimMode === "lease" ? "Claim with lease" : "Claim once" }}',
+		description: 'Claim each event once in Postgres and route new and duplicate deliveries',
+		defaults: { name: 'Idempotency Claim' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: OUTPUTS_EXPRESSION,
+		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
+		properties: claimProperties,
+	};
+
+	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return executeClaim.call(this);
+	}
+}

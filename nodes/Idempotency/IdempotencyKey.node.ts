@@ -1,0 +1,78 @@
+import {
+	NodeConnectionTypes,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { executePurge, purgeProperties } from './actions/purge.operation';
+import { executeSettle, settleProperties } from './actions/settle.operation';
+import { tableOptions } from './descriptions/tableOptions';
+import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
+
+type Operation = 'complete' | 'release' | 'purge';
+
+export class IdempotencyKey implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Idempotency Key',
+		name: 'idempotencyKey',
+		icon: { light: 'file:idempotency.svg', dark: 'file:idempotency.dark.svg' },
+		group: ['transform'],
+		usableAsTool: true,
+		version: 1,
+		subtitle: '={{ $parameter.operation }}',
+		description: 'Complete or release a claimed key, or purge old keys',
+		defaults: { name: 'Idempotency Key' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
+		properties: [
+			{
+				displayName: 'Operation',
+				name: 'operation',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{
+						name: 'Complete',
+						value: 'complete',
+						action: 'Complete a claimed key',
+						description: 'Mark the key done after the business step succeeded; later deliveries are completed duplicates',
+					},
+					{
+						name: 'Purge',
+						value: 'purge',
+						action: 'Purge old keys',
+						description: 'Delete keys older than the providers can resend, in batches',
+					},
+					{
+						name: 'Release',
+						value: 'release',
+						action: 'Release a claimed key',
+						description: "Delete the key after the business step failed, so the provider's next retry runs",
+					},
+				],
+				default: 'complete',
+			},
+			...settleProperties,
+			...purgeProperties,
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add option',
+				default: {},
+				options: tableOptions,
+			},
+		],
+	};
+
+	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const operation = this.getNodeParameter('operation', 0) as Operation;
+		if (operation === 'purge') return executePurge.call(this);
+		return executeSettle.call(this, operation);
+	}
+}

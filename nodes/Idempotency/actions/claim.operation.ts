@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import {
+	NodeOperationError,
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+} from 'n8n-workflow';
+
+import { deriveKey } from '../key/deriveKey';
+import { payloadFingerprint, type FingerprintMode } from '../key/fingerprint';
+import type { DerivedKey, KeyRule } from '../key/keyRule';
+import { claimBatch } from '../store/claimBatch';
+import type { ClaimMode, ClaimOutcome } from '../store/claimOutcome';
+import { openClaimTable } from '../store/claimTable';
+import { databaseFailure } from './databaseFailure';
+import { readCredentials } from './readCredentials';
+import { readTableRef } from './readTableSettings';
+
+/** Output indexes of the Idempotency Claim node. */
+export const NEW_OUTPUT = 0;
+export const DUPLICATE_OUTPUT = 1;
+export const MISMATCH_OUTPUT = 2;
+
+interface KeyedItem {
+	index: number;
+	derived: DerivedKey;
+	fingerprint: string | null;
+}
+
+/** Derives every item's key, claims them all in one round trip, and routes New / Duplicate (/ Mismatch). */
+export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const fingerprintMode = this.getNodeParameter('options.payloadFingerprint', 0, 'off') as FingerprintMode;
+	const outputs: INodeExecutionData[][] = fingerprintMode === 'off' ? [[], []] : [[], [], []];
+	if (items.length === 0) return outputs;
+
+	const mode = this.getNodeParameter('claimMode', 0, 'once') as ClaimMode;
+	const leaseSeconds = mode === 'lease' ? (this.getNodeParameter('leaseSeconds', 0, 300) as number) : 0;
+	if (mode === 'lease' && !(leaseSeconds > 0)) {
+		throw new NodeOperationError(this.getNode(), `Lease must be a positive number of seconds, got ${leaseSeconds}`);
+	}
+	const ref = readTableRef(this);
+	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
+	const binaryPropertyName = this.getNodeParameter('options.binaryPropertyName', 0, 'data') as string;
+
+	const keyed: KeyedItem[] = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const rawBody = items[index].binary?.[binaryPropertyName]
+				? await this.helpers.getBinaryDataBuffer(index, binaryPropertyName)
+				: undefined;
+			const input = { json: items[index].json as Record<string, unknown>, rawBody };
+			const scope = (this.getNodeParameter('options.scope', index, '') as string) ?? '';
+			keyed.push({
+				index,
+				derived: deriveKey(input, readKeyRule(this, index), scope),
+				fingerprint: payloadFingerprint(input, fingerprintMode),
+			});
+		} catch (error) {
+			const message = `Item ${index}: ${(error as Error).message}`;
+			if (!this.continueOnFail()) throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			outputs[NEW_OUTPUT].push({ json: { error: message }, pairedItem: { item: index } });
+		}
+	}
+	if (keyed.length === 0) return outputs;
+
+	const credentials = await readCredentials(this);
+	let outcomes: ClaimOutcome[];
+	try {
+		const table = await openClaimTable(credentials, ref, createTable);
+		outcomes = await claimBatch(
+			table.pool,
+			ref,
+			table.capabilities,
+			keyed.map((item) => ({ key: item.derived.key, fingerprint: item.fingerprint })),
+			{ mode, leaseSeconds, token: randomUUID() },
+		);
+	} catch (error) {
+		outputs[NEW_OUTPUT].push(...databaseFailure(this, error, credentials, keyed.map((item) => item.index)));
+		return outputs;
+	}
+
+	keyed.forEach((item, position) => {
+		const outcome = outcomes[position];
+		const source = items[item.index];
+		const routed: INodeExecutionData = {
+			json: { ...source.json, idempotency: resultObject(item.derived, outcome) },
+			pairedItem: { item: item.index },
+		};
+		if (source.binary) routed.binary = source.binary;
+		const output = outcome.won
+			? NEW_OUTPUT
+			: outcome.mismatch && fingerprintMode !== 'off'
+				? MISMATCH_OUTPUT
+				: DUPLICATE_OUTPUT;
+		outputs[output].push(routed);
+	});
+	return outputs;
+}
+
+function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
+	const source = context.getNodeParameter('keySource', index, 'auto') as KeyRule['source'];
+	switch (source) {
+		case 'header':
+			return { source, headerName: context.getNodeParameter('headerName', index) as string };
+		case 'field':
+			return { source, fieldPath: context.getNodeParameter('fieldPath', index) as string };
+		case 'expression':
+			return { source, value: context.getNodeParameter('keyExpression', index) };
+		default:
+			return { source: 'auto' };
+	}
+}
+
+/** The small result object each item carries under `idempotency`. */
+function resultObject(derived: DerivedKey, outcome: ClaimOutcome): IDataObject {
+	return {
+		key: derived.key,
+		isNew: outcome.won,
+		status: outcome.status,
+		duplicateKind: outcome.duplicateKind,
+		mismatch: outcome.mismatch,
+		reclaimed: outcome.reclaimed,
+		keySource: derived.origin,
+		keyValueHashed: derived.hashedLongValue,
+		firstSeen: outcome.firstSeen?.toISOString() ?? null,
+		lastSeen: outcome.lastSeen?.toISOString() ?? null,
+		deliveries: outcome.deliveries,
+		leaseUntil: outcome.leaseUntil?.toISOString() ?? null,
+		claimId: outcome.claimToken,
+	};
+}

@@ -1,0 +1,129 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import { tableOptions } from './tableOptions';
+
+export const claimProperties: INodeProperties[] = [
+	{
+		displayName: 'Key Source',
+		name: 'keySource',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Event ID, Else Body Hash',
+				value: 'auto',
+				description:
+					'Evt: + body.ID; without an ID, sha256: + hash of the raw request bytes (Webhook Raw Body option), else of the canonical JSON body',
+			},
+			{ name: 'Header', value: 'header', description: 'A delivery-ID header such as Webhook-ID or X-GitHub-Delivery' },
+			{ name: 'Field', value: 'field', description: 'Any field of the item, by path' },
+			{ name: 'Expression', value: 'expression', description: 'Any value you compute' },
+		],
+		default: 'auto',
+	},
+	{
+		displayName: 'Header Name',
+		name: 'headerName',
+		type: 'string',
+		default: 'webhook-id',
+		placeholder: 'x-github-delivery',
+		description: 'Case-insensitive. Standard Webhooks: Webhook-ID; Svix: Svix-ID; GitHub: X-GitHub-Delivery; Shopify: X-Shopify-Event-ID.',
+		displayOptions: { show: { keySource: ['header'] } },
+	},
+	{
+		displayName: 'Field Path',
+		name: 'fieldPath',
+		type: 'string',
+		default: 'body.data.id',
+		placeholder: 'body.event.uuid',
+		description: 'Dot path into the item JSON; [0] selects an array element',
+		displayOptions: { show: { keySource: ['field'] } },
+	},
+	{
+		displayName: 'Key',
+		name: 'keyExpression',
+		type: 'string',
+		default: '',
+		placeholder: '={{ $json.body.type + ":" + $json.body.data.uuid }}',
+		description: 'The key itself, used as is (a string or a number)',
+		displayOptions: { show: { keySource: ['expression'] } },
+	},
+	{
+		displayName: 'Claim Mode',
+		name: 'claimMode',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Claim Once',
+				value: 'once',
+				description: 'INSERT … ON CONFLICT DO NOTHING: the first delivery wins and the claim is final',
+			},
+			{
+				name: 'Claim With Lease',
+				value: 'lease',
+				description:
+					'The claim is "processing" until an Idempotency Key node completes it; if the execution dies, the lease expires and a retry can claim it again',
+			},
+		],
+		default: 'once',
+	},
+	{
+		displayName: 'Lease (Seconds)',
+		name: 'leaseSeconds',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 300,
+		description: 'How long a claim stays "processing" before a retry may take it over. Longer than your slowest business step.',
+		displayOptions: { show: { claimMode: ['lease'] } },
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Binary Property',
+				name: 'binaryPropertyName',
+				type: 'string',
+				default: 'data',
+				description: 'Where the Webhook node puts the raw request bytes (Raw Body option)',
+			},
+			{
+				displayName: 'Create Table If Missing',
+				name: 'createTable',
+				type: 'boolean',
+				default: true,
+				description: 'Whether to create the table, or add missing columns to an existing one, once per connection pool. Never drops or rewrites anything.',
+			},
+			{
+				displayName: 'Payload Fingerprint',
+				name: 'payloadFingerprint',
+				type: 'options',
+				options: [
+					{ name: 'Off', value: 'off' },
+					{
+						name: 'Canonical JSON',
+						value: 'canonicalJson',
+						description: 'Hash of the body with sorted keys: whitespace and key order do not matter',
+					},
+					{ name: 'Raw Bytes', value: 'rawBody', description: 'Hash of the exact request bytes' },
+				],
+				default: 'off',
+				description:
+					'Store a hash of the payload with the key. A later delivery with the same key but a different payload goes to a third output, Mismatch.',
+			},
+			{
+				displayName: 'Scope',
+				name: 'scope',
+				type: 'string',
+				default: '',
+				placeholder: 'billing',
+				description: 'Prefix for every key, so two workflows can each process the same event once',
+			},
+			...tableOptions,
+		],
+	},
+];

@@ -1,0 +1,112 @@
+import { canonicalJson } from './canonicalJson';
+import { readFieldPath } from './fieldPath';
+import { KeyDerivationError, type DerivedKey, type KeyInput, type KeyOrigin, type KeyRule } from './keyRule';
+import { sha256Hex } from './sha256';
+
+/**
+ * A B-tree index entry must fit in about a third of a page (~2,700 bytes); longer ids are hashed
+ * well before that so every key stays a cheap primary-key lookup.
+ */
+export const MAX_KEY_VALUE_BYTES = 512;
+
+const SCOPE_PATTERN = /^[^\s\p{Cc}]{1,100}$/u;
+
+/** One stable key per event. Pure: the same input always gives the same key. */
+export function deriveKey(input: KeyInput, rule: KeyRule, scope = ''): DerivedKey {
+	const derived = deriveUnscopedKey(input, rule);
+	if (scope === '') return derived;
+	if (!SCOPE_PATTERN.test(scope)) {
+		throw new KeyDerivationError(`the scope "${scope}" must be 1–100 characters with no spaces or control characters`);
+	}
+	return { ...derived, key: `${scope}:${derived.key}` };
+}
+
+function deriveUnscopedKey(input: KeyInput, rule: KeyRule): DerivedKey {
+	switch (rule.source) {
+		case 'auto':
+			return keyFromEventIdOrBody(input);
+		case 'header': {
+			const value = readHeader(input.json, rule.headerName);
+			return prefixedIdKey('evt:', requireIdValue(value, `header "${rule.headerName}"`), 'header');
+		}
+		case 'field': {
+			const value = readFieldPath(input.json, rule.fieldPath);
+			return prefixedIdKey('evt:', requireIdValue(value, `field "${rule.fieldPath}"`), 'field');
+		}
+		case 'expression':
+			return prefixedIdKey('', requireIdValue(rule.value, 'the key expression'), 'expression');
+	}
+}
+
+/**
+ * The seed's rule: `evt:` + body.id; without an id, `sha256:` + the hash of the exact request bytes;
+ * without bytes, `sha256-json:` + the hash of the body's canonical JSON.
+ */
+function keyFromEventIdOrBody(input: KeyInput): DerivedKey {
+	const body = 'body' in input.json ? input.json.body : input.json;
+	const bodyLabel = 'body' in input.json ? 'body' : 'item json';
+	if (isPlainObject(body)) {
+		const id = idValueToString(body.id, `${bodyLabel}.id`);
+		if (id !== undefined) return prefixedIdKey('evt:', id, 'body_id');
+	}
+	if (input.rawBody && input.rawBody.length > 0) {
+		return { key: `sha256:${sha256Hex(input.rawBody)}`, origin: 'raw_body', hashedLongValue: false };
+	}
+	if (isEmptyBody(body)) {
+		throw new KeyDerivationError(
+			`no key: ${bodyLabel} has no "id", no raw request bytes were found and the ${bodyLabel} is empty ` +
+				'(turn on the Webhook node\'s Raw Body option, or choose another Key Source)',
+		);
+	}
+	return { key: `sha256-json:${sha256Hex(canonicalJson(body))}`, origin: 'canonical_json', hashedLongValue: false };
+}
+
+function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKey {
+	// Postgres text cannot hold NUL, and long values make fat index entries: both are hashed, never failed.
+	if (Buffer.byteLength(id, 'utf8') > MAX_KEY_VALUE_BYTES || id.includes('\u0000')) {
+		const hashedPrefix = prefix === '' ? 'sha256-value:' : `${prefix.slice(0, -1)}-sha256:`;
+		return { key: `${hashedPrefix}${sha256Hex(id)}`, origin, hashedLongValue: true };
+	}
+	return { key: `${prefix}${id}`, origin, hashedLongValue: false };
+}
+
+/**
+ * Strings and finite numbers are ids (1 and "1" are the same id). Absent, null and "" mean "no id".
+ * Anything else (object, array, boolean) is refused: turning it into text would make unrelated events collide.
+ */
+export function idValueToString(value: unknown, where: string): string | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	if (typeof value === 'string') return value;
+	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+	if (typeof value === 'bigint') return value.toString();
+	const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+	throw new KeyDerivationError(`${where} is ${kind}; an id must be a string or a number`);
+}
+
+function requireIdValue(value: unknown, where: string): string {
+	const id = idValueToString(value, where);
+	if (id === undefined) throw new KeyDerivationError(`no key: ${where} is missing or empty`);
+	return id;
+}
+
+function readHeader(json: Record<string, unknown>, name: string): unknown {
+	const headers = json.headers;
+	if (!isPlainObject(headers)) return undefined;
+	const wanted = name.trim().toLowerCase();
+	const match = Object.keys(headers).find((header) => header.toLowerCase() === wanted);
+	const value = match === undefined ? undefined : headers[match];
+	if (Array.isArray(value)) {
+		throw new KeyDerivationError(`header "${name}" was sent ${value.length} times; expected exactly one value`);
+	}
+	return value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+	return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isEmptyBody(body: unknown): boolean {
+	if (body === undefined || body === null || body === '') return true;
+	if (Array.isArray(body)) return body.length === 0;
+	return isPlainObject(body) && Object.keys(body).length === 0;
+}

@@ -1,0 +1,25 @@
+/** Where a claim key comes from; chosen in the node's "Key Source" parameter. */
+export type KeyRule =
+	| { source: 'auto' }
+	| { source: 'header'; headerName: string }
+	| { source: 'field'; fieldPath: string }
+	| { source: 'expression'; value: unknown };
+
+/** How the key of one item was made; reported in the result so users can see why two deliveries matched. */
+export type KeyOrigin = 'body_id' | 'raw_body' | 'canonical_json' | 'header' | 'field' | 'expression';
+
+export interface DerivedKey {
+	key: string;
+	origin: KeyOrigin;
+	/** True when the value was too long (or held a NUL byte) for an index entry and was hashed instead. */
+	hashedLongValue: boolean;
+}
+
+/** What the node hands key derivation for one item. */
+export interface KeyInput {
+	json: Record<string, unknown>;
+	/** The exact request bytes (Webhook node, Raw Body option), when present. */
+	rawBody?: Uint8Array;
+}
+
+export class KeyDerivationError extends Error {}

@@ -1,0 +1,44 @@
+/** Why a delivery is a duplicate: completed work is safe to answer 200; in-progress work should be retried later. */
+export type DuplicateKind = 'completed' | 'in_progress';
+
+export type ClaimMode = 'once' | 'lease';
+
+export interface ClaimRequest {
+	key: string;
+	/** Payload fingerprint to store and compare, or null when the option is off. */
+	fingerprint: string | null;
+}
+
+export interface ClaimOptions {
+	mode: ClaimMode;
+	leaseSeconds: number;
+	/** Identifies this claim attempt; only its holder may complete or release it. */
+	token: string;
+	/** The clock for first_seen, last_seen and lease expiry; the database's now() when omitted. */
+	now?: Date;
+}
+
+export interface ClaimOutcome {
+	key: string;
+	/** This delivery owns the key: it was new, or it took over an expired lease. */
+	won: boolean;
+	/** Won by taking over a processing claim whose lease had expired. */
+	reclaimed: boolean;
+	status: 'completed' | 'processing';
+	duplicateKind: DuplicateKind | null;
+	/** The key was seen before with a different payload fingerprint. */
+	mismatch: boolean;
+	/** Null only when the duplicate raced with the winner and the table cannot report it. */
+	firstSeen: Date | null;
+	lastSeen: Date | null;
+	deliveries: number | null;
+	leaseUntil: Date | null;
+	claimToken: string | null;
+}
+
+/** Fingerprints are comparable only when computed the same way (`raw:` vs `json:`). */
+export function fingerprintsDiffer(stored: string | null | undefined, offered: string | null): boolean {
+	if (!stored || !offered) return false;
+	const kind = (fingerprint: string) => fingerprint.slice(0, fingerprint.indexOf(':') + 1);
+	return kind(stored) === kind(offered) && stored !== offered;
+}

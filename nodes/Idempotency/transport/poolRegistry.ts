@@ -1,0 +1,98 @@
+import { Client, Pool } from 'pg';
+
+import type { TableCapabilities } from '../store/tableSchema';
+import { credentialIdentity, poolConfig, type PostgresCredentials } from './postgresCredentials';
+
+interface PoolEntry {
+	pool: Promise<Pool>;
+	lastUsed: number;
+	/** Table preparation runs once per pool and table, not once per execution. */
+	tables: Map<string, Promise<TableCapabilities>>;
+	/** The last error an idle connection reported; kept for diagnostics only. */
+	lastIdleError?: Error;
+}
+
+const POOL_IDLE_MS = 5 * 60_000;
+const SWEEP_EVERY_MS = 60_000;
+
+const pools = new Map<string, PoolEntry>();
+let sweeper: ReturnType<typeof setInterval> | undefined;
+
+/** One pg.Pool per credential for the whole n8n process, reused by every execution and closed when idle. */
+export function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
+	const identity = credentialIdentity(credentials);
+	let entry = pools.get(identity);
+	if (!entry) {
+		const created: PoolEntry = { pool: Promise.resolve(undefined as unknown as Pool), lastUsed: Date.now(), tables: new Map() };
+		created.pool = createPool(credentials, created);
+		// A pool that could not be set up is forgotten, so the next execution tries afresh.
+		created.pool.catch(() => pools.get(identity) === created && pools.delete(identity));
+		pools.set(identity, created);
+		entry = created;
+		startSweeper();
+	}
+	entry.lastUsed = Date.now();
+	return entry;
+}
+
+export async function poolFor(credentials: PostgresCredentials): Promise<Pool> {
+	return poolEntryFor(credentials).pool;
+}
+
+async function createPool(credentials: PostgresCredentials, entry: PoolEntry): Promise<Pool> {
+	const useTls = credentials.ssl === 'allow' ? await plainConnectionRefused(credentials) : credentials.ssl === 'require';
+	const pool = new Pool(poolConfig(credentials, useTls));
+	// Without a listener, a server restart or pg_terminate_backend on an idle connection would crash n8n.
+	pool.on('error', (error) => {
+		entry.lastIdleError = error;
+	});
+	return pool;
+}
+
+/** libpq's `allow`: use plain TCP unless the server refuses it. */
+async function plainConnectionRefused(credentials: PostgresCredentials): Promise<boolean> {
+	const client = new Client(poolConfig(credentials, false));
+	try {
+		await client.connect();
+		return false;
+	} catch (error) {
+		return /ssl|encryption/i.test((error as Error).message);
+	} finally {
+		await client.end().catch(() => undefined);
+	}
+}
+
+function startSweeper(): void {
+	if (sweeper) return;
+	sweeper = setInterval(() => void closeIdlePools(POOL_IDLE_MS), SWEEP_EVERY_MS);
+	// The sweeper alone must not keep a process alive.
+	sweeper.unref();
+}
+
+/** Ends pools unused for `idleMs` with no connection checked out. */
+export async function closeIdlePools(idleMs: number): Promise<number> {
+	const now = Date.now();
+	let closed = 0;
+	for (const [identity, entry] of pools) {
+		if (now - entry.lastUsed < idleMs) continue;
+		const pool = await entry.pool.catch(() => undefined);
+		if (pool && pool.totalCount - pool.idleCount > 0) continue;
+		pools.delete(identity);
+		await pool?.end().catch(() => undefined);
+		closed++;
+	}
+	if (pools.size === 0 && sweeper) {
+		clearInterval(sweeper);
+		sweeper = undefined;
+	}
+	return closed;
+}
+
+/** Ends every pool (tests, benchmarks and shutdown). */
+export async function closeAllPools(): Promise<void> {
+	await closeIdlePools(-1);
+}
+
+export function openPoolCount(): number {
+	return pools.size;
+}
