@@ -43,8 +43,7 @@ function deriveUnscopedKey(input: KeyInput, rule: KeyRule): DerivedKey {
  * without bytes, `sha256-json:` + the hash of the body's canonical JSON.
  */
 function keyFromEventIdOrBody(input: KeyInput): DerivedKey {
-	const body = 'body' in input.json ? input.json.body : input.json;
-	const bodyLabel = 'body' in input.json ? 'body' : 'item json';
+	const { body, bodyLabel } = eventBody(input.json);
 	if (isPlainObject(body)) {
 		const id = idValueToString(body.id, `${bodyLabel}.id`);
 		if (id !== undefined) return prefixedIdKey('evt:', id, 'body_id');
@@ -59,6 +58,12 @@ function keyFromEventIdOrBody(input: KeyInput): DerivedKey {
 		);
 	}
 	return { key: `sha256-json:${sha256Hex(canonicalJson(body))}`, origin: 'canonical_json', hashedLongValue: false };
+}
+
+/** A Webhook item (it has `body` or `headers`) carries the event in json.body; any other item is the event itself. */
+export function eventBody(json: Record<string, unknown>): { body: unknown; bodyLabel: string } {
+	const fromWebhook = 'body' in json || 'headers' in json;
+	return fromWebhook ? { body: json.body, bodyLabel: 'body' } : { body: json, bodyLabel: 'item json' };
 }
 
 function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKey {

@@ -1,4 +1,5 @@
 import { canonicalJson } from './canonicalJson';
+import { eventBody } from './deriveKey';
 import type { KeyInput } from './keyRule';
 import { sha256Hex } from './sha256';
 
@@ -13,6 +14,5 @@ export type FingerprintMode = 'off' | 'canonicalJson' | 'rawBody';
 export function payloadFingerprint(input: KeyInput, mode: FingerprintMode): string | null {
 	if (mode === 'off') return null;
 	if (mode === 'rawBody' && input.rawBody && input.rawBody.length > 0) return `raw:${sha256Hex(input.rawBody)}`;
-	const body = 'body' in input.json ? input.json.body : input.json;
-	return `json:${sha256Hex(canonicalJson(body ?? null))}`;
+	return `json:${sha256Hex(canonicalJson(eventBody(input.json).body ?? null))}`;
 }

@@ -58,12 +58,12 @@ async function claimOnce(
 		values.push(value);
 	};
 	if (capabilities.counters) add('last_seen', 'n.now');
-	if (capabilities.leases) add('claim_token', '$3');
+	if (capabilities.leases) add('claim_token', 'n.token');
 	if (capabilities.fingerprint) add('fingerprint', 'u.f');
 	const insertSql =
 		`INSERT INTO ${ref.qualified} (${columns.join(', ')}) ` +
 		`SELECT ${values.join(', ')} FROM unnest($1::text[], $2::text[]) AS u(k, f), ` +
-		`(SELECT COALESCE($4::timestamptz, now()) AS now) AS n ORDER BY u.k COLLATE "C" ` +
+		`(SELECT COALESCE($4::timestamptz, now()) AS now, $3::text AS token) AS n ORDER BY u.k COLLATE "C" ` +
 		`ON CONFLICT (key) DO NOTHING RETURNING key, first_seen`;
 	const keys = requests.map((request) => request.key);
 	const inserted = await withTransientRetry(() =>

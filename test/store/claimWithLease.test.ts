@@ -1,0 +1,117 @@
+import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { freshClaimTable, rowsOf } from '../support/claimTable';
+
+afterAll(closeAllPools);
+
+// The clock is a parameter of every statement: lease expiry is tested by moving it, never by sleeping.
+const T0 = new Date('2026-01-01T00:00:00Z');
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+const lease = (seconds: number, leaseSeconds = 60) => ({ mode: 'lease' as const, leaseSeconds, now: at(seconds) });
+
+describe('claim with lease', () => {
+	it('a claim is processing until completed; repeats meanwhile are in_progress, afterwards completed', async () => {
+		const table = await freshClaimTable();
+		const [first] = await table.claim(['evt:A'], lease(0));
+		expect(first).toMatchObject({ won: true, status: 'processing', deliveries: 1 });
+		expect(first.leaseUntil?.toISOString()).toBe(at(60).toISOString());
+
+		const [during] = await table.claim(['evt:A'], lease(30));
+		expect(during).toMatchObject({ won: false, duplicateKind: 'in_progress', deliveries: 2 });
+
+		const completed = await completeKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		expect([...completed]).toEqual(['evt:A']);
+		const [after] = await table.claim(['evt:A'], lease(3600));
+		expect(after).toMatchObject({ won: false, duplicateKind: 'completed', status: 'completed', deliveries: 3 });
+		const [row] = await rowsOf(table.pool, table.ref.qualified);
+		expect(row).toMatchObject({ status: 'completed', lease_until: null, deliveries: 3 });
+		expect((row.last_seen as Date).toISOString()).toBe(at(3600).toISOString());
+		expect((row.first_seen as Date).toISOString()).toBe(T0.toISOString());
+	});
+
+	it('an expired lease is taken over by the next delivery, and the old holder can no longer settle it', async () => {
+		const table = await freshClaimTable();
+		const [crashed] = await table.claim(['evt:A'], lease(0));
+		const [early] = await table.claim(['evt:A'], lease(59));
+		expect(early.won).toBe(false);
+		const [retry] = await table.claim(['evt:A'], lease(60));
+		expect(retry).toMatchObject({ won: true, reclaimed: true, status: 'processing' });
+		expect(retry.claimToken).not.toBe(crashed.claimToken);
+
+		const staleRelease = await releaseKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: crashed.claimToken }]);
+		const staleComplete = await completeKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: crashed.claimToken }]);
+		expect(staleRelease.size + staleComplete.size).toBe(0);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ status: 'processing', claim_token: retry.claimToken }]);
+	});
+
+	it('release deletes the key so the provider’s next retry is new', async () => {
+		const table = await freshClaimTable();
+		const [first] = await table.claim(['evt:A'], lease(0));
+		const released = await releaseKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		expect([...released]).toEqual(['evt:A']);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toEqual([]);
+		const [retry] = await table.claim(['evt:A'], lease(5));
+		expect(retry).toMatchObject({ won: true, reclaimed: false, deliveries: 1 });
+	});
+
+	it('release works in claim-once mode too (a failed business step frees the key)', async () => {
+		const table = await freshClaimTable();
+		const [first] = await table.claim(['evt:A']);
+		await releaseKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		expect((await table.claim(['evt:A']))[0].won).toBe(true);
+	});
+
+	it('a batch mixes new, in-progress, reclaimable and completed keys in one statement', async () => {
+		const table = await freshClaimTable();
+		const [, done] = await table.claim(['evt:old', 'evt:done'], lease(0));
+		await completeKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:done', claimToken: done.claimToken }]);
+		await table.claim(['evt:busy'], lease(100));
+		const outcomes = await table.claim(['evt:new', 'evt:busy', 'evt:old', 'evt:done', 'evt:new'], lease(120));
+		expect(outcomes.map((o) => [o.key, o.won, o.duplicateKind])).toEqual([
+			['evt:new', true, null],
+			['evt:busy', false, 'in_progress'],
+			['evt:old', true, null],
+			['evt:done', false, 'completed'],
+			['evt:new', false, 'in_progress'],
+		]);
+	});
+});
+
+describe('payload fingerprint', () => {
+	const json = (fp: string) => ({ key: 'evt:A', fingerprint: `json:${fp}` });
+
+	it('flags a delivery with the same key and a different payload; the same payload is a plain duplicate', async () => {
+		const table = await freshClaimTable();
+		await table.claim([json('aaa')]);
+		const [same] = await table.claim([json('aaa')]);
+		const [other] = await table.claim([json('bbb')]);
+		expect(same).toMatchObject({ won: false, mismatch: false });
+		expect(other).toMatchObject({ won: false, mismatch: true });
+	});
+
+	it('fingerprints made differently (raw vs json) are not compared', async () => {
+		const table = await freshClaimTable();
+		await table.claim([json('aaa')]);
+		const [raw] = await table.claim([{ key: 'evt:A', fingerprint: 'raw:zzz' }]);
+		expect(raw.mismatch).toBe(false);
+	});
+
+	it('an expired lease is not taken over by a different payload', async () => {
+		const table = await freshClaimTable();
+		await table.claim([json('aaa')], lease(0));
+		const [other] = await table.claim([json('bbb')], lease(600));
+		expect(other).toMatchObject({ won: false, mismatch: true, duplicateKind: 'in_progress' });
+		const [same] = await table.claim([json('aaa')], lease(601));
+		expect(same).toMatchObject({ won: true, reclaimed: true });
+	});
+
+	it('flags a mismatch between two items of one batch', async () => {
+		const table = await freshClaimTable();
+		const outcomes = await table.claim([json('aaa'), json('bbb'), json('aaa')]);
+		expect(outcomes.map((o) => [o.won, o.mismatch])).toEqual([
+			[true, false],
+			[false, true],
+			[false, false],
+		]);
+	});
+});

@@ -1,0 +1,24 @@
+import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { freshClaimTable, rowsOf } from '../support/claimTable';
+
+afterAll(closeAllPools);
+
+describe('purge', () => {
+	it('deletes keys first seen before the cutoff, in batches, and keeps the fresh ones', async () => {
+		const table = await freshClaimTable();
+		const now = new Date('2026-03-01T00:00:00Z');
+		const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);
+		await table.pool.query(
+			`INSERT INTO ${table.ref.qualified} (key, first_seen)
+			 SELECT 'old:' || i, $1::timestamptz - make_interval(mins => i) FROM generate_series(1, 25) i
+			 UNION ALL SELECT 'fresh:' || i, $2::timestamptz FROM generate_series(1, 5) i`,
+			[daysAgo(31), daysAgo(29)],
+		);
+		const result = await purgeKeys(table.pool, table.ref, { olderThanDays: 30, batchSize: 10, now });
+		expect(result).toEqual({ deleted: 25, batches: 3, cutoff: daysAgo(30) });
+		const left = (await rowsOf(table.pool, table.ref.qualified)).map((r) => r.key as string);
+		expect(left.sort()).toEqual(['fresh:1', 'fresh:2', 'fresh:3', 'fresh:4', 'fresh:5']);
+		expect(await purgeKeys(table.pool, table.ref, { olderThanDays: 30, batchSize: 10, now })).toMatchObject({ deleted: 0, batches: 1 });
+	});
+});

@@ -1,0 +1,30 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+
+import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
+import type { ClaimOptions, ClaimOutcome, ClaimRequest } from '../../nodes/Idempotency/store/claimOutcome';
+import { openClaimTable, type ClaimTable } from '../../nodes/Idempotency/store/claimTable';
+import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { testCredentials, uniqueTableName } from './database';
+
+/** A fresh claim table behind the node's own pool registry, with a claim helper bound to it. */
+export async function freshClaimTable(createIfMissing = true, table = uniqueTableName('claims')): Promise<
+	ClaimTable & { claim(keys: Array<string | ClaimRequest>, options?: Partial<ClaimOptions>): Promise<ClaimOutcome[]> }
+> {
+	const opened = await openClaimTable(testCredentials(), tableRef('public', table), createIfMissing);
+	return {
+		...opened,
+		claim: (keys, options = {}) =>
+			claimBatch(
+				opened.pool,
+				opened.ref,
+				opened.capabilities,
+				keys.map((k) => (typeof k === 'string' ? { key: k, fingerprint: null } : k)),
+				{ mode: 'once', leaseSeconds: 60, token: randomUUID(), ...options },
+			),
+	};
+}
+
+export async function rowsOf(pool: Pool, qualified: string): Promise<Array<Record<string, unknown>>> {
+	return (await pool.query(`SELECT * FROM ${qualified} ORDER BY key`)).rows;
+}

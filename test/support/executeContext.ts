@@ -1,0 +1,82 @@
+import type {
+	IBinaryData,
+	IDataObject,
+	IExecuteFunctions,
+	INode,
+	INodeExecutionData,
+} from 'n8n-workflow';
+
+import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
+
+export interface ContextOptions {
+	/** Node parameters as n8n would resolve them (expressions already evaluated). */
+	parameters: IDataObject;
+	/** Per-item parameter values, for parameters that are expressions in a real workflow. */
+	perItem?: (name: string, itemIndex: number) => unknown;
+	credentials: PostgresCredentials;
+	continueOnFail?: boolean;
+	nodeName?: string;
+}
+
+/**
+ * The part of n8n's execution context these nodes use, built on n8n-workflow's own types: input items,
+ * parameters (with dot paths into collections, as n8n resolves them), credentials, binary data and
+ * "Continue On Fail". Everything behind it (Postgres) is real; real n8n runs the e2e suite.
+ */
+export function executeContext(items: INodeExecutionData[], options: ContextOptions): IExecuteFunctions {
+	const node: INode = {
+		id: 'test-node',
+		name: options.nodeName ?? 'Idempotency Claim',
+		type: 'n8n-nodes-idempotency.idempotencyClaim',
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: options.parameters as INode['parameters'],
+	};
+	const context = {
+		getInputData: () => items,
+		getNode: () => node,
+		continueOnFail: () => options.continueOnFail ?? false,
+		getCredentials: async () => options.credentials,
+		getNodeParameter: (name: string, itemIndex: number, fallback?: unknown) => {
+			const perItem = options.perItem?.(name, itemIndex);
+			if (perItem !== undefined) return perItem;
+			const value = readPath(options.parameters, name);
+			if (value !== undefined) return value;
+			if (fallback !== undefined) return fallback;
+			throw new Error(`Could not get parameter "${name}"`);
+		},
+		helpers: {
+			getBinaryDataBuffer: async (itemIndex: number, property: string) => {
+				const binary = items[itemIndex].binary?.[property] as IBinaryData | undefined;
+				if (!binary) throw new Error(`Item ${itemIndex} has no binary property "${property}"`);
+				return Buffer.from(binary.data, 'base64');
+			},
+		},
+	};
+	return context as unknown as IExecuteFunctions;
+}
+
+function readPath(root: IDataObject, path: string): unknown {
+	let current: unknown = root;
+	for (const part of path.split('.')) {
+		if (current === null || typeof current !== 'object') return undefined;
+		current = (current as IDataObject)[part];
+	}
+	return current;
+}
+
+/** A Webhook node item: parsed body and headers in json, the exact bytes as binary `data` (Raw Body on). */
+export function webhookItem(rawBody: string, headers: Record<string, string> = {}): INodeExecutionData {
+	let body: unknown;
+	try {
+		body = JSON.parse(rawBody);
+	} catch {
+		body = {};
+	}
+	return {
+		json: { headers: { 'content-type': 'application/json', ...headers }, params: {}, query: {}, body } as IDataObject,
+		binary: {
+			data: { data: Buffer.from(rawBody, 'utf8').toString('base64'), mimeType: 'application/json', fileName: 'body' },
+		},
+	};
+}
