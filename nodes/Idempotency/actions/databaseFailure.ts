@@ -16,7 +16,8 @@ export function databaseFailure(
 ): INodeExecutionData[] {
 	const message = describeConnectionError(error, credentials);
 	if (!context.continueOnFail()) {
-		throw new NodeOperationError(context.getNode(), message, { description: (error as Error)?.message });
+		const detail = (error as Error)?.message;
+		throw new NodeOperationError(context.getNode(), message, { description: detail === message ? undefined : detail });
 	}
 	return itemIndexes.map((index) => ({ json: { error: message }, pairedItem: { item: index } }));
 }

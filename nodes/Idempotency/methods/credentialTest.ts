@@ -16,7 +16,7 @@ export async function idempotencyPostgresConnectionTest(
 		await client.query('SELECT 1');
 		return { status: 'OK', message: 'Connection successful' };
 	} catch (error) {
-		return { status: 'Error', message: describeConnectionError(error, credentials) };
+		return { status: 'Error', message: `${describeConnectionError(error, credentials)}: ${(error as Error).message}` };
 	} finally {
 		await client.end().catch(() => undefined);
 	}

@@ -1,0 +1,15 @@
+// Asks the kernel for a port that is free right now on 127.0.0.1 (there is a small race until the
+// caller binds it; good enough for throwaway test and dev servers).
+import { createServer } from 'node:net';
+
+export function freePort() {
+	return new Promise((resolve, reject) => {
+		const server = createServer();
+		server.unref();
+		server.once('error', reject);
+		server.listen(0, '127.0.0.1', () => {
+			const { port } = server.address();
+			server.close(() => resolve(port));
+		});
+	});
+}

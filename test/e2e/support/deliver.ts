@@ -1,0 +1,26 @@
+export interface Delivery {
+	status: number;
+	body: { status?: string; key?: string; [field: string]: unknown };
+}
+
+/** POSTs exactly these bytes, the way a webhook provider delivers an event. */
+export async function deliver(url: string, rawBody: string, headers: Record<string, string> = {}): Promise<Delivery> {
+	const response = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', ...headers },
+		body: rawBody,
+	});
+	const text = await response.text();
+	let body: Delivery['body'];
+	try {
+		body = JSON.parse(text);
+	} catch {
+		body = { raw: text };
+	}
+	return { status: response.status, body };
+}
+
+/** A Stripe-like signature header: it changes on every retry, so it must never be part of the key. */
+export function stripeSignature(): string {
+	return `t=${Math.floor(Date.now() / 1000)},v1=${Math.random().toString(16).slice(2)}${Math.random().toString(16).slice(2)}`;
+}

@@ -1,0 +1,219 @@
+/**
+ * The bundled workflows in a real n8n 2.x: the package is packed, installed as a community package, the
+ * templates imported and published exactly as shipped (credentials linked by name), and webhook deliveries
+ * replayed over HTTP. Assertions read the business table and n8n's own execution records.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { Client, Pool } from 'pg';
+
+import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import { deliver, stripeSignature } from './support/deliver';
+import { N8nExecutions } from './support/n8nExecutions';
+import { N8nProcess } from './support/n8nProcess';
+import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf, type WorkflowJson } from './support/templates';
+
+const N8N_SCHEMA = 'n8n_e2e';
+const BUSINESS_STEP = 'Insert into business_log (example)';
+const RESPOND_DUPLICATE = 'Respond 200 duplicate';
+
+const claimTemplate = loadShippedWorkflow('idempotency-claim-template.json');
+const builtinTemplate = loadShippedWorkflow('builtin-nodes-template.json');
+const cleanupWorkflow = loadShippedWorkflow('cleanup-processed-events.json');
+
+let server: TestPostgres;
+let databaseName: string;
+let pool: Pool;
+let n8n: N8nProcess | undefined;
+let executions: N8nExecutions;
+
+beforeAll(async () => {
+	server = await startTestPostgres();
+	// A database of its own: n8n's tables (schema n8n_e2e) next to the templates' tables (public).
+	databaseName = `idem_e2e_${randomBytes(4).toString('hex')}`;
+	await withAdmin((admin) => admin.query(`CREATE DATABASE ${databaseName}`));
+	const url = new URL(server.url);
+	url.pathname = `/${databaseName}`;
+	pool = new Pool({ connectionString: url.toString(), max: 4 });
+	await pool.query(tablesSql());
+	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
+	executions = new N8nExecutions(pool, N8N_SCHEMA);
+
+	n8n = await N8nProcess.create({
+		packageDir: REPO_ROOT,
+		credentialsForDatabase: url.toString(),
+		workflows: [claimTemplate, builtinTemplate, cleanupWorkflow],
+		publish: [claimTemplate.id, builtinTemplate.id],
+		databaseUrl: url.toString(),
+		databaseSchema: N8N_SCHEMA,
+	});
+	await n8n.start();
+}, 15 * 60_000);
+
+afterAll(async () => {
+	await n8n?.close();
+	await pool?.end();
+	if (databaseName) await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`));
+	await server?.stop();
+}, 120_000);
+
+interface TemplateCase {
+	label: string;
+	workflow: WorkflowJson;
+	/** Status for a repeat that arrives while the first delivery still runs (the seed design has no such state). */
+	inProgressStatus: number | null;
+}
+
+const templateCases: TemplateCase[] = [
+	{ label: 'Idempotency Claim template', workflow: claimTemplate, inProgressStatus: 409 },
+	{ label: 'built-in nodes template', workflow: builtinTemplate, inProgressStatus: null },
+];
+
+describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) => {
+	const tag = `${label.split(' ')[0].toLowerCase()}_${randomBytes(3).toString('hex')}`;
+	const url = () => n8n!.webhookUrl(webhookPathOf(workflow));
+	const event = (name: string, type = 'invoice.paid') =>
+		JSON.stringify({ id: `evt_${tag}_${name}`, object: 'event', type, data: { object: { amount: 1200 } } });
+
+	step('replay: A, A again with another signature, then B → 3 executions, 2 business rows', async () => {
+		const since = await executions.lastId();
+
+		const first = await deliver(url(), event('A'), { 'stripe-signature': stripeSignature() });
+		const repeat = await deliver(url(), event('A'), { 'stripe-signature': stripeSignature() });
+		const other = await deliver(url(), event('B'), { 'stripe-signature': stripeSignature() });
+
+		expect(first).toEqual({ status: 200, body: { status: 'processed', key: `evt:evt_${tag}_A` } });
+		expect(repeat).toEqual({ status: 200, body: { status: 'duplicate', key: `evt:evt_${tag}_A` } });
+		expect(other).toEqual({ status: 200, body: { status: 'processed', key: `evt:evt_${tag}_B` } });
+
+		const runs = await executions.waitForFinished(workflow.id, since, 3);
+		expect(runs.map((run) => run.status)).toEqual(['success', 'success', 'success']);
+		expect(runs[0].nodesRun).toContain(BUSINESS_STEP);
+		expect(runs[1].nodesRun).toContain(RESPOND_DUPLICATE);
+		expect(runs[1].nodesRun).not.toContain(BUSINESS_STEP);
+		expect(runs[2].nodesRun).toContain(BUSINESS_STEP);
+
+		expect(await businessRows(`evt:evt_${tag}_A`, `evt:evt_${tag}_B`)).toEqual({
+			[`evt:evt_${tag}_A`]: 1,
+			[`evt:evt_${tag}_B`]: 1,
+		});
+	});
+
+	step('a body without an id is keyed by the SHA-256 of its raw bytes; the second delivery is a duplicate', async () => {
+		// Unusual spacing and key order: a hash of re-serialised JSON would differ from the hash of these bytes.
+		const raw = `{"type": "ping",   "note":"no id here" ,"via":"${tag}"}`;
+		const key = `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+
+		const first = await deliver(url(), raw);
+		const second = await deliver(url(), raw);
+
+		expect(first).toEqual({ status: 200, body: { status: 'processed', key } });
+		expect(second).toEqual({ status: 200, body: { status: 'duplicate', key } });
+		expect(await businessRows(key)).toEqual({ [key]: 1 });
+		const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
+		expect(rowCount).toBe(1);
+	});
+
+	step('8 concurrent deliveries of one new event → exactly 1 business row', async () => {
+		const since = await executions.lastId();
+		const body = event('C');
+
+		const answers = await Promise.all(Array.from({ length: 8 }, () => deliver(url(), body)));
+
+		// The first claim wins; the others are completed duplicates (200) or, while it still runs, 409.
+		const expectedStatus: Record<string, number | null> = { processed: 200, duplicate: 200, in_progress: inProgressStatus };
+		for (const answer of answers) expect(answer.status).toBe(expectedStatus[String(answer.body.status)]);
+		expect(answers.filter((answer) => answer.body.status === 'processed')).toHaveLength(1);
+		const runs = await executions.waitForFinished(workflow.id, since, 8);
+		expect(runs).toHaveLength(8);
+		expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
+		expect(await businessRows(`evt:evt_${tag}_C`)).toEqual({ [`evt:evt_${tag}_C`]: 1 });
+	});
+
+	if (workflow === claimTemplate) {
+		step('a failing business step releases the key (500), so the provider retry runs it', async () => {
+			const body = event('D', 'e2e.rejected');
+			const key = `evt:evt_${tag}_D`;
+			// Make the example business step fail for this event type only; the template itself is unchanged.
+			await pool.query(
+				"ALTER TABLE business_log ADD CONSTRAINT e2e_reject CHECK (event_type IS DISTINCT FROM 'e2e.rejected') NOT VALID",
+			);
+			try {
+				const failed = await deliver(url(), body);
+				expect(failed.status).toBe(500);
+				expect(failed.body.status).toBe('failed');
+				const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
+				expect(rowCount).toBe(0);
+			} finally {
+				await pool.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_reject');
+			}
+
+			const retried = await deliver(url(), body);
+			expect(retried).toEqual({ status: 200, body: { status: 'processed', key } });
+			expect(await businessRows(key)).toEqual({ [key]: 1 });
+		});
+	}
+});
+
+describe('cleanup workflow', () => {
+	step('run once by hand (n8n execute): keys older than 30 days are purged, fresh ones kept', async () => {
+		await pool.query(`
+			INSERT INTO processed_events (key, first_seen) VALUES
+				('e2e:old:1', now() - interval '45 days'),
+				('e2e:old:2', now() - interval '31 days'),
+				('e2e:old:3', now() - interval '400 days'),
+				('e2e:fresh:1', now() - interval '29 days'),
+				('e2e:fresh:2', now())`);
+		const before = await countKeys();
+
+		// `n8n execute` needs the task broker's port: the server must be stopped first.
+		await n8n!.stop();
+		const run = await n8n!.execute(cleanupWorkflow.id);
+
+		const report = run.data.resultData.runData['Report Deleted Count'][0].data!.main[0][0].json;
+		expect(report).toMatchObject({ deleted: 3, batches: expect.any(Number) });
+		expect(report.summary).toMatch(/^Deleted 3 idempotency keys/);
+		const { rows } = await pool.query("SELECT key FROM processed_events WHERE key LIKE 'e2e:%' ORDER BY key");
+		expect(rows.map((row) => row.key)).toEqual(['e2e:fresh:1', 'e2e:fresh:2']);
+		expect(await countKeys()).toBe(before - 3);
+	});
+});
+
+/** A test whose failure message ends with n8n's log tail. */
+function step(name: string, body: () => Promise<void>, timeoutMs?: number): void {
+	it(
+		name,
+		async () => {
+			try {
+				await body();
+			} catch (error) {
+				const log = n8n ? await n8n.logTail(60) : '(n8n not started)';
+				if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
+				throw error;
+			}
+		},
+		timeoutMs,
+	);
+}
+
+async function businessRows(...keys: string[]): Promise<Record<string, number>> {
+	const { rows } = await pool.query(
+		'SELECT event_key, count(*)::int AS n FROM business_log WHERE event_key = ANY($1) GROUP BY event_key',
+		[keys],
+	);
+	return Object.fromEntries(rows.map((row) => [row.event_key, row.n]));
+}
+
+async function countKeys(): Promise<number> {
+	const { rows } = await pool.query('SELECT count(*)::int AS n FROM processed_events');
+	return rows[0].n;
+}
+
+async function withAdmin<T>(work: (admin: Client) => Promise<T>): Promise<T> {
+	const admin = new Client({ connectionString: server.url });
+	await admin.connect();
+	try {
+		return await work(admin);
+	} finally {
+		await admin.end();
+	}
+}

@@ -1,0 +1,174 @@
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { executeContext, webhookItem } from '../support/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
+
+afterAll(closeAllPools);
+
+const node = new IdempotencyClaim();
+
+async function run(
+	items: INodeExecutionData[],
+	parameters: IDataObject,
+	extra: { continueOnFail?: boolean; credentials?: ReturnType<typeof testCredentials> } = {},
+) {
+	const context = executeContext(items, {
+		parameters: { keySource: 'auto', claimMode: 'once', ...parameters },
+		credentials: extra.credentials ?? testCredentials(),
+		continueOnFail: extra.continueOnFail,
+	});
+	return node.execute.call(context);
+}
+
+const keysOf = (output: INodeExecutionData[]) => output.map((item) => (item.json.idempotency as IDataObject).key);
+
+describe('Idempotency Claim node', () => {
+	it('A, A again with another stripe-signature, B → New, Duplicate, New; json and binary pass through', async () => {
+		const table = uniqueTableName('node');
+		const params = { options: { table } };
+		const a = () => webhookItem('{"id":"evt_A","type":"charge.succeeded"}', { 'stripe-signature': `t=${Math.random()}` });
+		const [newA, dupA0] = await run([a()], params);
+		const [newA2, dupA] = await run([a()], params);
+		const [newB, dupB] = await run([webhookItem('{"id":"evt_B"}')], params);
+		expect([newA.length, dupA0.length, newA2.length, dupA.length, newB.length, dupB.length]).toEqual([1, 0, 0, 1, 1, 0]);
+		expect(newA[0].json.body).toEqual({ id: 'evt_A', type: 'charge.succeeded' });
+		expect(newA[0].binary?.data).toBeDefined();
+		expect(newA[0].pairedItem).toEqual({ item: 0 });
+		expect(newA[0].json.idempotency).toMatchObject({ key: 'evt:evt_A', isNew: true, keySource: 'body_id', duplicateKind: null });
+		expect(dupA[0].json.idempotency).toMatchObject({ key: 'evt:evt_A', isNew: false, duplicateKind: 'completed', deliveries: 2 });
+		expect((dupA[0].json.idempotency as IDataObject).firstSeen).toBe((newA[0].json.idempotency as IDataObject).firstSeen);
+		const pool = testPool(1);
+		const rows = await pool.query(`SELECT key FROM ${table} ORDER BY key`);
+		expect(rows.rows.map((r) => r.key)).toEqual(['evt:evt_A', 'evt:evt_B']);
+		await pool.end();
+	});
+
+	it('a body without an id is keyed by the sha256 of its raw bytes; the same bytes again are a duplicate', async () => {
+		const params = { options: { table: uniqueTableName('node') } };
+		const [first] = await run([webhookItem('{"amount": 5}')], params);
+		const [, second] = await run([webhookItem('{"amount": 5}')], params);
+		expect(keysOf(first)[0]).toMatch(/^sha256:[0-9a-f]{64}$/);
+		expect(keysOf(second)).toEqual(keysOf(first));
+		expect((first[0].json.idempotency as IDataObject).keySource).toBe('raw_body');
+	});
+
+	it('routes in-batch repeats: first copy New, the rest Duplicate, each with pairedItem', async () => {
+		const items = ['1', '2', '1', '1', '3'].map((id) => webhookItem(`{"id":"${id}"}`));
+		const [created, duplicate] = await run(items, { options: { table: uniqueTableName('node') } });
+		expect(keysOf(created)).toEqual(['evt:1', 'evt:2', 'evt:3']);
+		expect(created.map((i) => i.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 4 }]);
+		expect(duplicate.map((i) => i.pairedItem)).toEqual([{ item: 2 }, { item: 3 }]);
+	});
+
+	it('takes the key from a header, a field, or an expression, with a scope prefix', async () => {
+		const table = uniqueTableName('node');
+		const item = webhookItem('{"data":{"object":{"id":"pi_1"}}}', { 'X-GitHub-Delivery': 'gh-7' });
+		const [byHeader] = await run([item], { keySource: 'header', headerName: 'x-github-delivery', options: { table, scope: 'ci' } });
+		const [byField] = await run([item], { keySource: 'field', fieldPath: 'body.data.object.id', options: { table } });
+		const [byExpression] = await run([item], { keySource: 'expression', keyExpression: 'order-9', options: { table } });
+		expect([...keysOf(byHeader), ...keysOf(byField), ...keysOf(byExpression)]).toEqual(['ci:evt:gh-7', 'evt:pi_1', 'order-9']);
+	});
+
+	it('refuses an injected table name before sending any SQL', async () => {
+		const evil = 'processed_events; DROP TABLE business_log';
+		await expect(run([webhookItem('{"id":"x"}')], { options: { table: evil } })).rejects.toThrow(
+			/Table name "processed_events; DROP TABLE business_log" is not allowed/,
+		);
+	});
+
+	it('an item with no derivable key fails the execution naming the item; nothing is claimed', async () => {
+		const table = uniqueTableName('node');
+		const items = [webhookItem('{"id":"ok-1"}'), { json: { headers: {}, body: {} } }];
+		const error = await run(items, { options: { table } }).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(NodeOperationError);
+		expect((error as Error).message).toMatch(/^Item 1: no key: body has no "id"/);
+		const pool = testPool(1);
+		const exists = await pool.query('SELECT to_regclass($1) AS t', [table]);
+		// Key derivation fails before the claim: not even the good item was claimed, so a retry of the batch works.
+		if (exists.rows[0].t) expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
+		await pool.end();
+	});
+
+	it('with Continue On Fail the bad item carries its error and the others are still claimed', async () => {
+		const items = [webhookItem('{"id":"ok-1"}'), { json: { headers: {}, body: { id: { nested: true } } } }, webhookItem('{"id":"ok-2"}')];
+		const [created] = await run(items, { options: { table: uniqueTableName('node') } }, { continueOnFail: true });
+		const errors = created.filter((item) => item.json.error);
+		expect(errors).toEqual([{ json: { error: 'Item 1: body.id is an object; an id must be a string or a number' }, pairedItem: { item: 1 } }]);
+		expect(created.filter((item) => !item.json.error).map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 2 }]);
+	});
+
+	it('Postgres unreachable: a clear node error and no item on New', async () => {
+		const credentials = testCredentials({ host: '127.0.0.1', port: 1 });
+		const error = await run([webhookItem('{"id":"x"}')], { options: { table: uniqueTableName('node') } }, { credentials }).catch(
+			(e: unknown) => e,
+		);
+		expect(error).toBeInstanceOf(NodeOperationError);
+		expect((error as Error).message).toMatch(/^Connection refused at 127\.0\.0\.1:1/);
+	});
+
+	it('missing table with creation off: a clear error naming the table and the fix', async () => {
+		const table = uniqueTableName('absent');
+		await expect(run([webhookItem('{"id":"x"}')], { options: { table, createTable: false } })).rejects.toThrow(
+			`table public.${table} does not exist; turn on "Create Table If Missing"`,
+		);
+	});
+
+	it('permission denied: a clear error, the delivery stays unclaimed', async () => {
+		const admin = testPool(1);
+		const table = uniqueTableName('locked');
+		const role = uniqueTableName('reader');
+		await admin.query(`CREATE TABLE ${table} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+		await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'reader-pw'`);
+		await admin.query(`GRANT SELECT ON ${table} TO ${role}`);
+		const credentials = testCredentials({ user: role, password: 'reader-pw' });
+		const error = await run([webhookItem('{"id":"x"}')], { options: { table, createTable: false } }, { credentials }).catch(
+			(e: unknown) => e,
+		);
+		expect((error as Error).message).toMatch(new RegExp(`^Permission denied for user "${role}"`));
+		expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
+		await admin.end();
+	});
+
+	it('odd ids have defined keys and none can inject SQL', async () => {
+		const table = uniqueTableName('node');
+		const ids: unknown[] = [7, 7.5, `'; DROP TABLE ${table}; --`, 'ünï©ødé', 'x'.repeat(10_000)];
+		const items = ids.map((id) => ({ json: { headers: {}, body: { id } } }));
+		const [created] = await run(items, { options: { table } });
+		expect(keysOf(created)).toEqual([
+			'evt:7',
+			'evt:7.5',
+			`evt:'; DROP TABLE ${table}; --`,
+			'evt:ünï©ødé',
+			expect.stringMatching(/^evt-sha256:[0-9a-f]{64}$/),
+		]);
+		const pool = testPool(1);
+		expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(5);
+		await pool.end();
+	});
+
+	it('with a payload fingerprint, a different body under a known key leaves on the third output, Mismatch', async () => {
+		const params = { options: { table: uniqueTableName('node'), payloadFingerprint: 'canonicalJson' } };
+		const first = await run([webhookItem('{"id":"evt_M","amount":5}')], params);
+		expect(first.map((o) => o.length)).toEqual([1, 0, 0]);
+		const reordered = await run([webhookItem('{ "amount": 5, "id": "evt_M" }')], params);
+		expect(reordered.map((o) => o.length)).toEqual([0, 1, 0]);
+		const changed = await run([webhookItem('{"id":"evt_M","amount":500}')], params);
+		expect(changed.map((o) => o.length)).toEqual([0, 0, 1]);
+		expect(changed[2][0].json.idempotency).toMatchObject({ mismatch: true, isNew: false });
+	});
+
+	it('with a lease, the result carries a claim id and repeats are in_progress', async () => {
+		const params = { claimMode: 'lease', leaseSeconds: 120, options: { table: uniqueTableName('node') } };
+		const [created] = await run([webhookItem('{"id":"evt_L"}')], params);
+		const [, duplicate] = await run([webhookItem('{"id":"evt_L"}')], params);
+		expect(created[0].json.idempotency).toMatchObject({ isNew: true, status: 'processing', claimId: expect.any(String) });
+		expect(duplicate[0].json.idempotency).toMatchObject({ isNew: false, duplicateKind: 'in_progress', claimId: null });
+	});
+
+	it('an execution with no items sends nothing and returns empty outputs', async () => {
+		expect(await run([], { options: { table: 'never_created' } })).toEqual([[], []]);
+	});
+});

@@ -1,0 +1,94 @@
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
+import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { executeContext, webhookItem } from '../support/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
+
+afterAll(closeAllPools);
+
+const claimNode = new IdempotencyClaim();
+const keyNode = new IdempotencyKey();
+
+function claim(items: INodeExecutionData[], table: string) {
+	return claimNode.execute.call(
+		executeContext(items, {
+			parameters: { keySource: 'auto', claimMode: 'lease', leaseSeconds: 300, options: { table } },
+			credentials: testCredentials(),
+		}),
+	);
+}
+
+/** The Key node after a business step: key and claim id mapped from the claim node's item, as in the template. */
+function settle(operation: 'complete' | 'release', claimed: INodeExecutionData[], table: string, overrideClaimId?: string) {
+	return keyNode.execute.call(
+		executeContext(claimed, {
+			parameters: { operation, options: { table } },
+			perItem: (name, index) => {
+				const result = claimed[index].json.idempotency as IDataObject;
+				if (name === 'key') return result.key;
+				if (name === 'claimId') return overrideClaimId ?? result.claimId;
+				return undefined;
+			},
+			credentials: testCredentials(),
+			nodeName: 'Idempotency Key',
+		}),
+	);
+}
+
+describe('Idempotency Key node', () => {
+	it('Complete: later deliveries are completed duplicates', async () => {
+		const table = uniqueTableName('key');
+		const [created] = await claim([webhookItem('{"id":"evt_C"}')], table);
+		const [[completed]] = await settle('complete', created, table);
+		expect(completed.json.idempotency).toMatchObject({ key: 'evt:evt_C', operation: 'complete', completed: true });
+		expect(completed.pairedItem).toEqual({ item: 0 });
+		const [, duplicate] = await claim([webhookItem('{"id":"evt_C"}')], table);
+		expect(duplicate[0].json.idempotency).toMatchObject({ duplicateKind: 'completed' });
+	});
+
+	it('Release: the provider’s next retry is New again', async () => {
+		const table = uniqueTableName('key');
+		const [created] = await claim([webhookItem('{"id":"evt_R"}')], table);
+		const [[released]] = await settle('release', created, table);
+		expect(released.json.idempotency).toMatchObject({ released: true });
+		const [again] = await claim([webhookItem('{"id":"evt_R"}')], table);
+		expect(again).toHaveLength(1);
+	});
+
+	it('a claim id that no longer holds the key settles nothing', async () => {
+		const table = uniqueTableName('key');
+		const [created] = await claim([webhookItem('{"id":"evt_S"}')], table);
+		const [[result]] = await settle('release', created, table, 'stale-claim-id');
+		expect(result.json.idempotency).toMatchObject({ released: false });
+		const pool = testPool(1);
+		expect((await pool.query(`SELECT status FROM ${table}`)).rows).toEqual([{ status: 'processing' }]);
+		await pool.end();
+	});
+
+	it('an empty key fails naming the item', async () => {
+		const table = uniqueTableName('key');
+		const context = executeContext([{ json: {} }], {
+			parameters: { operation: 'complete', key: '', claimId: '', options: { table } },
+			credentials: testCredentials(),
+		});
+		await expect(keyNode.execute.call(context)).rejects.toThrow(/^Item 0: the key is empty/);
+	});
+
+	it('Purge: one output item with the number of deleted rows', async () => {
+		const table = uniqueTableName('key');
+		await claim([webhookItem('{"id":"fresh"}')], table);
+		const pool = testPool(1);
+		await pool.query(`INSERT INTO ${table} (key, first_seen) SELECT 'old' || i, now() - interval '40 days' FROM generate_series(1, 12) i`);
+		const context = executeContext([{ json: {} }, { json: {} }], {
+			parameters: { operation: 'purge', olderThanDays: 30, batchSize: 5, options: { table } },
+			credentials: testCredentials(),
+		});
+		const [[report], ...rest] = await keyNode.execute.call(context);
+		expect(rest).toEqual([]);
+		expect(report.json).toMatchObject({ deleted: 12, batches: 3, olderThanDays: 30, table: `public.${table}` });
+		expect((await pool.query(`SELECT key FROM ${table}`)).rows).toEqual([{ key: 'evt:fresh' }]);
+		await pool.end();
+	});
+});

@@ -1,0 +1,135 @@
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
+import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { executeContext, webhookItem } from '../support/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
+
+afterAll(closeAllPools);
+
+const EVENTS = Number(process.env.STORM_EVENTS ?? 1000);
+const WORKERS = 16;
+const FAILURE_RATE = 0.1;
+
+/** A deterministic random source, so a failing storm can be replayed. */
+function seededRandom(seed: number): () => number {
+	let state = seed >>> 0;
+	return () => {
+		state = (state + 0x6d2b79f5) >>> 0;
+		let t = state;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+describe('retry storm: the node template’s logic under retries, failures and killed connections', () => {
+	it('1,000 events, 1–5 concurrent deliveries each, 10 % business failures, all connections killed mid-run → exactly 1,000 business rows', async () => {
+		const seed = Number(process.env.STORM_SEED ?? 20261130);
+		const random = seededRandom(seed);
+		const table = uniqueTableName('storm');
+		const business = uniqueTableName('business_log');
+		const admin = testPool(2);
+		await admin.query(`CREATE TABLE ${business} (id bigserial PRIMARY KEY, event_key text NOT NULL, at timestamptz DEFAULT now())`);
+		const credentials = testCredentials({ maxConnections: 8 });
+		const claimNode = new IdempotencyClaim();
+		const keyNode = new IdempotencyKey();
+
+		const claim = (item: INodeExecutionData) =>
+			claimNode.execute.call(
+				executeContext([item], {
+					parameters: { keySource: 'auto', claimMode: 'lease', leaseSeconds: 60, options: { table } },
+					credentials,
+				}),
+			);
+		const settle = (operation: 'complete' | 'release', claimed: INodeExecutionData) =>
+			keyNode.execute.call(
+				executeContext([claimed], {
+					parameters: { operation, options: { table } },
+					perItem: (name) => (name === 'key' || name === 'claimId' ? (claimed.json.idempotency as IDataObject)[name] : undefined),
+					credentials,
+				}),
+			);
+
+		// Every event arrives as a burst of 1–5 concurrent deliveries; the bursts come in random order.
+		const queue: number[][] = [];
+		let deliveryCount = 0;
+		for (let event = 0; event < EVENTS; event++) {
+			const copies = 1 + Math.floor(random() * 5);
+			deliveryCount += copies;
+			queue.push(Array.from({ length: copies }, () => event));
+		}
+		for (let i = queue.length - 1; i > 0; i--) {
+			const j = Math.floor(random() * (i + 1));
+			[queue[i], queue[j]] = [queue[j], queue[i]];
+		}
+		const stats = { deliveries: deliveryCount, attempts: 0, processed: 0, completedDuplicates: 0, inProgressRetries: 0, businessFailures: 0, errorRetries: 0 };
+		const businessPool = testPool(4);
+		let killedConnections = 0;
+		const killAt = Math.floor(deliveryCount / 2);
+
+		async function deliver(event: number): Promise<'done' | 'retry'> {
+			stats.attempts++;
+			if (stats.attempts === killAt) {
+				const killed = await admin.query(
+					`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'`,
+				);
+				killedConnections = killed.rowCount ?? 0;
+			}
+			const body = JSON.stringify({ id: `evt_${event}`, type: 'order.paid', n: event });
+			try {
+				const [created, duplicate] = await claim(webhookItem(body, { 'stripe-signature': `t=${stats.attempts}` }));
+				if (duplicate.length > 0) {
+					const kind = (duplicate[0].json.idempotency as IDataObject).duplicateKind;
+					if (kind === 'completed') stats.completedDuplicates++;
+					else stats.inProgressRetries++;
+					return kind === 'completed' ? 'done' : 'retry';
+				}
+				const claimed = created[0];
+				try {
+					if (random() < FAILURE_RATE) throw new Error('injected business failure');
+					await businessPool.query(`INSERT INTO ${business} (event_key) VALUES ($1)`, [(claimed.json.idempotency as IDataObject).key]);
+				} catch {
+					stats.businessFailures++;
+					await settle('release', claimed);
+					return 'retry';
+				}
+				await settle('complete', claimed);
+				stats.processed++;
+				return 'done';
+			} catch (error) {
+				if (process.env.STORM_DEBUG) console.log('delivery error', (error as Error).message);
+				// The execution failed (e.g. its connection was killed): the provider sees a 500 and retries.
+				stats.errorRetries++;
+				return 'retry';
+			}
+		}
+
+		const started = Date.now();
+		const workers = Array.from({ length: WORKERS }, async () => {
+			for (let burst = queue.shift(); burst !== undefined; burst = queue.shift()) {
+				const outcomes = await Promise.all(burst.map((event) => deliver(event)));
+				burst.forEach((event, i) => {
+					// Providers retry later, not at once: put the delivery back further down the queue.
+					if (outcomes[i] === 'retry') queue.splice(Math.min(queue.length, WORKERS + Math.floor(random() * 50)), 0, [event]);
+				});
+			}
+		});
+		await Promise.all(workers);
+		const seconds = (Date.now() - started) / 1000;
+
+		const rows = await admin.query(`SELECT count(*)::int AS total, count(DISTINCT event_key)::int AS distinct_keys FROM ${business}`);
+		const claims = await admin.query(`SELECT status, count(*)::int AS n FROM ${table} GROUP BY status`);
+		// eslint-disable-next-line no-console
+		console.log(
+			`retry storm (seed ${seed}): ${JSON.stringify({ ...stats, killedConnections, seconds, businessRows: rows.rows[0], claims: claims.rows })}`,
+		);
+		expect(killedConnections).toBeGreaterThan(0);
+		expect(stats.businessFailures).toBeGreaterThan(50);
+		expect(rows.rows[0]).toEqual({ total: EVENTS, distinct_keys: EVENTS });
+		expect(claims.rows).toEqual([{ status: 'completed', n: EVENTS }]);
+		await businessPool.end();
+		await admin.end();
+	});
+});

@@ -1,0 +1,107 @@
+/**
+ * The exported workflows in workflows/ are shipped to users: they must import cleanly anywhere (no ids of
+ * this machine's credentials, no pinned data), use the node types n8n gives this package, and only set
+ * parameters the nodes really have. Running them in a real n8n is test/e2e's job.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { INodeProperties, INodeType } from 'n8n-workflow';
+
+const REPO = join(__dirname, '..', '..');
+const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+	name: string;
+	n8n: { nodes: string[]; credentials: string[] };
+};
+
+interface WorkflowNode {
+	id: string;
+	name: string;
+	type: string;
+	typeVersion: number;
+	parameters: Record<string, unknown>;
+	credentials?: Record<string, { id?: unknown; name: string }>;
+	webhookId?: string;
+}
+interface Workflow {
+	name: string;
+	nodes: WorkflowNode[];
+	connections: Record<string, { main: Array<Array<{ node: string }>> }>;
+	[field: string]: unknown;
+}
+
+const files = readdirSync(join(REPO, 'workflows')).filter((file) => file.endsWith('.json'));
+const workflows = files.map((file) => ({ file, workflow: JSON.parse(readFileSync(join(REPO, 'workflows', file), 'utf8')) as Workflow }));
+
+/** The package's classes, loaded from source through the paths package.json lists for dist/. */
+function loadFromSource<T>(distPath: string): T {
+	const source = join(REPO, distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
+	const module = require(source) as Record<string, new () => T>;
+	const [Class] = Object.values(module);
+	return new Class();
+}
+const packageNodes = new Map<string, INodeType>(
+	manifest.n8n.nodes.map((path) => {
+		const node = loadFromSource<INodeType>(path);
+		return [`${manifest.name}.${node.description.name}`, node];
+	}),
+);
+const packageCredentialTypes = manifest.n8n.credentials.map((path) => loadFromSource<{ name: string }>(path).name);
+
+it('ships the three workflows', () => {
+	expect(files.sort()).toEqual(['builtin-nodes-template.json', 'cleanup-processed-events.json', 'idempotency-claim-template.json']);
+});
+
+describe.each(workflows)('$file', ({ workflow }) => {
+	it('carries nothing of the machine it was made on', () => {
+		expect(workflow).not.toHaveProperty('id');
+		expect(workflow).not.toHaveProperty('versionId');
+		expect(workflow).not.toHaveProperty('meta.instanceId');
+		expect(workflow.pinData ?? {}).toEqual({});
+		expect(workflow.active).toBe(false);
+		for (const node of workflow.nodes) {
+			for (const credential of Object.values(node.credentials ?? {})) expect(credential).toEqual({ name: credential.name });
+		}
+	});
+
+	it('uses n8n-nodes-base types or this package as n8n loads it', () => {
+		for (const node of workflow.nodes) {
+			if (node.type.startsWith('n8n-nodes-base.')) continue;
+			expect([...packageNodes.keys()]).toContain(node.type);
+		}
+	});
+
+	it("sets only parameters the package's nodes have, and their credential type", () => {
+		for (const node of workflow.nodes.filter((n) => packageNodes.has(n.type))) {
+			const { description } = packageNodes.get(node.type)!;
+			expect(node.typeVersion).toBe(description.version);
+			const known = new Map(description.properties.map((property) => [property.name, property]));
+			for (const [name, value] of Object.entries(node.parameters)) {
+				expect({ node: node.name, parameter: name, known: known.has(name) }).toEqual({ node: node.name, parameter: name, known: true });
+				if (name === 'options') {
+					const optionNames = ((known.get('options') as INodeProperties).options as INodeProperties[]).map((o) => o.name);
+					for (const option of Object.keys(value as object)) expect(optionNames).toContain(option);
+				}
+			}
+			expect(Object.keys(node.credentials ?? {})).toEqual(packageCredentialTypes);
+		}
+	});
+
+	it('connects only nodes that exist, and node names and ids are unique', () => {
+		const names = workflow.nodes.map((node) => node.name);
+		expect(new Set(names).size).toBe(names.length);
+		expect(new Set(workflow.nodes.map((node) => node.id)).size).toBe(names.length);
+		for (const [from, { main }] of Object.entries(workflow.connections)) {
+			expect(names).toContain(from);
+			for (const target of main.flat()) expect(names).toContain(target.node);
+		}
+	});
+});
+
+it('gives every webhook its own path (n8n silently skips a second workflow on the same path)', () => {
+	const paths = workflows.flatMap(({ workflow }) =>
+		workflow.nodes.filter((node) => node.type === 'n8n-nodes-base.webhook').map((node) => node.parameters.path),
+	);
+	expect(paths.length).toBeGreaterThan(0);
+	expect(new Set(paths).size).toBe(paths.length);
+});

@@ -1,0 +1,27 @@
+-- Tables for the bundled workflows. Run once by hand (psql -f workflows/processed_events.sql) when the
+-- database user n8n connects with may not create tables; otherwise the Idempotency Claim node creates
+-- processed_events itself ("Create Table If Missing", on by default). Safe to run again.
+
+-- One row per idempotency key: the first delivery inserts it, every later one finds it.
+CREATE TABLE IF NOT EXISTS processed_events (
+	key text PRIMARY KEY,
+	first_seen timestamptz NOT NULL DEFAULT now(),
+	last_seen timestamptz,
+	deliveries integer NOT NULL DEFAULT 1,
+	-- 'processing' while a lease-mode claim runs its business step, 'completed' afterwards.
+	status text NOT NULL DEFAULT 'completed',
+	lease_until timestamptz,
+	claim_token text,
+	fingerprint text
+);
+
+-- The cleanup workflow deletes by age; this index keeps that cheap on big tables.
+CREATE INDEX IF NOT EXISTS processed_events_first_seen_idx ON processed_events (first_seen);
+
+-- The templates' example business step writes here. Replace it with your own table or step.
+CREATE TABLE IF NOT EXISTS business_log (
+	id bigserial PRIMARY KEY,
+	event_key text NOT NULL,
+	event_type text,
+	created_at timestamptz NOT NULL DEFAULT now()
+);
