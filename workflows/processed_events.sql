@@ -15,6 +15,15 @@ CREATE TABLE IF NOT EXISTS processed_events (
 	fingerprint text
 );
 
+-- A table made earlier with only (key, first_seen), such as the built-in-nodes template's, gets the
+-- newer columns here. These lines only add columns: existing keys stay, and count as completed.
+ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS last_seen timestamptz;
+ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS deliveries integer NOT NULL DEFAULT 1;
+ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'completed';
+ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS lease_until timestamptz;
+ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS claim_token text;
+ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS fingerprint text;
+
 -- The cleanup workflow deletes by age; this index keeps that cheap on big tables.
 CREATE INDEX IF NOT EXISTS processed_events_first_seen_idx ON processed_events (first_seen);
 

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { createTableSql } from '../../nodes/Idempotency/store/tableSchema';
+import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { testPool, uniqueTableName } from '../support/database';
+
+const SHIPPED_SQL = readFileSync(join(__dirname, '..', '..', 'workflows', 'processed_events.sql'), 'utf8');
+
+async function columnsAfter(statements: string[], schema: string) {
+	const pool = testPool(1);
+	const client = await pool.connect();
+	try {
+		await client.query(`CREATE SCHEMA ${schema}`);
+		await client.query(`SET search_path TO ${schema}`);
+		for (const statement of statements) await client.query(statement);
+		const result = await client.query(
+			`SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
+			 WHERE table_schema = $1 AND table_name = 'processed_events' ORDER BY column_name`,
+			[schema],
+		);
+		return result.rows;
+	} finally {
+		client.release();
+		await pool.end();
+	}
+}
+
+describe('workflows/processed_events.sql', () => {
+	it('creates the same processed_events table the node creates', async () => {
+		const byNode = await columnsAfter(createTableSql(tableRef('public', 'processed_events')).map((s) => s.replace('"public".', '')), uniqueTableName('node_ddl'));
+		const byFile = await columnsAfter([SHIPPED_SQL], uniqueTableName('file_ddl'));
+		expect(byFile).toEqual(byNode);
+		expect(byNode.map((c) => c.column_name)).toEqual(['claim_token', 'deliveries', 'fingerprint', 'first_seen', 'key', 'last_seen', 'lease_until', 'status']);
+	});
+
+	it('upgrades a seed-shaped table without losing a key', async () => {
+		const schema = uniqueTableName('seed_ddl');
+		const rows = await columnsAfter(
+			[
+				'CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())',
+				"INSERT INTO processed_events (key) VALUES ('evt:kept')",
+				SHIPPED_SQL,
+			],
+			schema,
+		);
+		expect(rows).toHaveLength(8);
+		const pool = testPool(1);
+		expect((await pool.query(`SELECT key, status, deliveries FROM ${schema}.processed_events`)).rows).toEqual([
+			{ key: 'evt:kept', status: 'completed', deliveries: 1 },
+		]);
+		await pool.end();
+	});
+});
