@@ -80,11 +80,12 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		return outputs;
 	}
 
+	const iso = isoFormatter();
 	keyed.forEach((item, position) => {
 		const outcome = outcomes[position];
 		const source = items[item.index];
 		const routed: INodeExecutionData = {
-			json: { ...source.json, idempotency: resultObject(item.derived, outcome) },
+			json: { ...source.json, idempotency: resultObject(item.derived, outcome, iso) },
 			pairedItem: { item: item.index },
 		};
 		if (source.binary) routed.binary = source.binary;
@@ -112,8 +113,22 @@ function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
 	}
 }
 
+/** ISO text of a time; the last answer is remembered because a batch's rows share their timestamps. */
+function isoFormatter(): (date: Date | null) => string | null {
+	let lastTime: number | undefined;
+	let lastText: string | null = null;
+	return (date) => {
+		if (date === null) return null;
+		if (date.getTime() !== lastTime) {
+			lastTime = date.getTime();
+			lastText = date.toISOString();
+		}
+		return lastText;
+	};
+}
+
 /** The small result object each item carries under `idempotency`. */
-function resultObject(derived: DerivedKey, outcome: ClaimOutcome): IDataObject {
+function resultObject(derived: DerivedKey, outcome: ClaimOutcome, iso: (date: Date | null) => string | null): IDataObject {
 	return {
 		key: derived.key,
 		isNew: outcome.won,
@@ -123,10 +138,10 @@ function resultObject(derived: DerivedKey, outcome: ClaimOutcome): IDataObject {
 		reclaimed: outcome.reclaimed,
 		keySource: derived.origin,
 		keyValueHashed: derived.hashedLongValue,
-		firstSeen: outcome.firstSeen?.toISOString() ?? null,
-		lastSeen: outcome.lastSeen?.toISOString() ?? null,
+		firstSeen: iso(outcome.firstSeen),
+		lastSeen: iso(outcome.lastSeen),
 		deliveries: outcome.deliveries,
-		leaseUntil: outcome.leaseUntil?.toISOString() ?? null,
+		leaseUntil: iso(outcome.leaseUntil),
 		claimId: outcome.claimToken,
 	};
 }

@@ -1,5 +1,7 @@
 import type { PoolConfig } from 'pg';
 
+import { timestampParsingTypes } from './timestampParser';
+
 export type SslMode = 'disable' | 'allow' | 'require';
 
 /** The fields of the "Idempotency Postgres" credential, as n8n hands them to a node. */
@@ -32,6 +34,7 @@ export function poolConfig(credentials: PostgresCredentials, useTls = credential
 		idleTimeoutMillis: 30_000,
 		allowExitOnIdle: true,
 		application_name: 'n8n-nodes-idempotency',
+		types: timestampParsingTypes(),
 	};
 }
 
