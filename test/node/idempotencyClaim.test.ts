@@ -168,6 +168,20 @@ describe('Idempotency Claim node', () => {
 		expect(duplicate[0].json.idempotency).toMatchObject({ isNew: false, duplicateKind: 'in_progress', claimId: null });
 	});
 
+	it('with Count Repeat Deliveries off, a repeat is read-only: the row is not rewritten', async () => {
+		const table = uniqueTableName('node');
+		const params = { options: { table, countRepeats: false } };
+		await run([webhookItem('{"id":"evt_R"}')], params);
+		const pool = testPool(1);
+		const before = await pool.query(`SELECT xmin::text, deliveries FROM ${table}`);
+		const [, duplicate] = await run([webhookItem('{"id":"evt_R"}')], params);
+		const after = await pool.query(`SELECT xmin::text, deliveries FROM ${table}`);
+		expect(duplicate[0].json.idempotency).toMatchObject({ isNew: false, duplicateKind: 'completed', deliveries: null });
+		expect(after.rows).toEqual(before.rows);
+		expect(after.rows[0].deliveries).toBe(1);
+		await pool.end();
+	});
+
 	it('an execution with no items sends nothing and returns empty outputs', async () => {
 		expect(await run([], { options: { table: 'never_created' } })).toEqual([[], []]);
 	});

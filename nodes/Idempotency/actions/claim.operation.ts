@@ -41,6 +41,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	}
 	const ref = readTableRef(this);
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
+	const countRepeats = this.getNodeParameter('options.countRepeats', 0, true) as boolean;
 	const binaryPropertyName = this.getNodeParameter('options.binaryPropertyName', 0, 'data') as string;
 
 	const keyed: KeyedItem[] = [];
@@ -68,10 +69,12 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	let outcomes: ClaimOutcome[];
 	try {
 		const table = await openClaimTable(credentials, ref, createTable);
+		// Without counting, a repeat under claim-once is a read: the statement leaves the counters alone.
+		const capabilities = countRepeats || mode === 'lease' ? table.capabilities : { ...table.capabilities, counters: false };
 		outcomes = await claimBatch(
 			table.pool,
 			ref,
-			table.capabilities,
+			capabilities,
 			keyed.map((item) => ({ key: item.derived.key, fingerprint: item.fingerprint })),
 			{ mode, leaseSeconds, token: randomUUID() },
 		);

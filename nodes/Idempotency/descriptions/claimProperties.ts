@@ -92,6 +92,14 @@ export const claimProperties: INodeProperties[] = [
 				description: 'Where the Webhook node puts the raw request bytes (Raw Body option)',
 			},
 			{
+				displayName: 'Count Repeat Deliveries',
+				name: 'countRepeats',
+				type: 'boolean',
+				default: true,
+				description:
+					'Whether a repeat delivery updates last_seen and deliveries. Off, a repeat under Claim Once only reads, which is cheaper when retries are frequent. Claim With Lease always counts.',
+			},
+			{
 				displayName: 'Create Table If Missing',
 				name: 'createTable',
 				type: 'boolean',
