@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import { canonicalJson } from '../../nodes/Idempotency/key/canonicalJson';
-import { deriveKey, MAX_KEY_VALUE_BYTES } from '../../nodes/Idempotency/key/deriveKey';
+import { deriveKey, hasEventId, MAX_KEY_VALUE_BYTES } from '../../nodes/Idempotency/key/deriveKey';
 import { payloadFingerprint } from '../../nodes/Idempotency/key/fingerprint';
 import type { KeyInput, KeyRule } from '../../nodes/Idempotency/key/keyRule';
 
@@ -30,6 +30,8 @@ describe('deriveKey: the seed rule (evt: + body.id, else sha256: of the raw byte
 		const derived = deriveKey(input, AUTO);
 		expect(derived.key).toBe(key);
 		expect(derived.origin).toBe(origin);
+		// The node skips reading the raw bytes exactly when the id alone makes the key.
+		expect(hasEventId(input.json)).toBe(origin === 'body_id');
 	});
 
 	it('a repeat with a different stripe-signature header keeps the key', () => {

@@ -6,7 +6,7 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
-import { deriveKey } from '../key/deriveKey';
+import { deriveKey, hasEventId } from '../key/deriveKey';
 import { payloadFingerprint, type FingerprintMode } from '../key/fingerprint';
 import type { DerivedKey, KeyRule } from '../key/keyRule';
 import { claimBatch } from '../store/claimBatch';
@@ -47,14 +47,19 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	const keyed: KeyedItem[] = [];
 	for (let index = 0; index < items.length; index++) {
 		try {
-			const rawBody = items[index].binary?.[binaryPropertyName]
-				? await this.helpers.getBinaryDataBuffer(index, binaryPropertyName)
-				: undefined;
-			const input = { json: items[index].json as Record<string, unknown>, rawBody };
+			const json = items[index].json as Record<string, unknown>;
+			const rule = readKeyRule(this, index);
+			// The bytes are read (from n8n's binary store) only when the key or the fingerprint needs them.
+			const needsBytes = fingerprintMode === 'rawBody' || (rule.source === 'auto' && !hasEventId(json));
+			const rawBody =
+				needsBytes && items[index].binary?.[binaryPropertyName]
+					? await this.helpers.getBinaryDataBuffer(index, binaryPropertyName)
+					: undefined;
+			const input = { json, rawBody };
 			const scope = (this.getNodeParameter('options.scope', index, '') as string) ?? '';
 			keyed.push({
 				index,
-				derived: deriveKey(input, readKeyRule(this, index), scope),
+				derived: deriveKey(input, rule, scope),
 				fingerprint: payloadFingerprint(input, fingerprintMode),
 			});
 		} catch (error) {

@@ -66,6 +66,14 @@ export function eventBody(json: Record<string, unknown>): { body: unknown; bodyL
 	return fromWebhook ? { body: json.body, bodyLabel: 'body' } : { body: json, bodyLabel: 'item json' };
 }
 
+/** Whether the default rule will key this item by its event id, so the raw bytes are not needed. */
+export function hasEventId(json: Record<string, unknown>): boolean {
+	const { body } = eventBody(json);
+	if (!isPlainObject(body)) return false;
+	const id = body.id;
+	return (typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id)) || typeof id === 'bigint';
+}
+
 function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKey {
 	// Postgres text cannot hold NUL, and long values make fat index entries: both are hashed, never failed.
 	if (Buffer.byteLength(id, 'utf8') > MAX_KEY_VALUE_BYTES || id.includes('\u0000')) {
