@@ -4,6 +4,7 @@ import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node'
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { executeContext, webhookItem } from '../support/executeContext';
+import { seededRandom } from '../support/seededRandom';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
@@ -11,18 +12,6 @@ afterAll(closeAllPools);
 const EVENTS = Number(process.env.STORM_EVENTS ?? 1000);
 const WORKERS = 16;
 const FAILURE_RATE = 0.1;
-
-/** A deterministic random source, so a failing storm can be replayed. */
-function seededRandom(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 describe('retry storm: the node template’s logic under retries, failures and killed connections', () => {
 	it('1,000 events, 1–5 concurrent deliveries each, 10 % business failures, all connections killed mid-run → exactly 1,000 business rows', async () => {

@@ -48,6 +48,50 @@ export class N8nExecutions {
 		return executions;
 	}
 
+	/**
+	 * Executions of the workflow after `afterId` by status, once none is still running and the count has
+	 * stayed the same for a second (for figures after a load run, where reading every run's data is too slow).
+	 */
+	async settledStatusCounts(workflowId: string, afterId: number, timeoutMs = 60_000): Promise<Record<string, number>> {
+		const deadline = Date.now() + timeoutMs;
+		let counts: Record<string, number> = {};
+		let previousTotal = -1;
+		while (Date.now() < deadline) {
+			const { rows } = await this.pool.query<{ status: string; n: number }>(
+				`SELECT status, count(*)::int AS n FROM ${this.schema}.execution_entity
+				 WHERE "workflowId" = $1 AND id > $2 GROUP BY status ORDER BY status`,
+				[workflowId, afterId],
+			);
+			counts = Object.fromEntries(rows.map((row) => [row.status, row.n]));
+			const total = rows.reduce((sum, row) => sum + row.n, 0);
+			const settled = !['new', 'running', 'waiting'].some((status) => counts[status]);
+			if (settled && total === previousTotal) break;
+			previousTotal = total;
+			await new Promise((resolve) => setTimeout(resolve, 1_000));
+		}
+		return counts;
+	}
+
+	/** The failed executions after `afterId` (at most `limit`): where and why each stopped, from its run data. */
+	async failures(
+		workflowId: string,
+		afterId: number,
+		limit = 10,
+	): Promise<Array<{ id: number; lastNode: string | null; error: string | null }>> {
+		const { rows } = await this.pool.query<{ id: number; data: string | null }>(
+			`SELECT e.id, d.data FROM ${this.schema}.execution_entity e
+			 LEFT JOIN ${this.schema}.execution_data d ON d."executionId" = e.id
+			 WHERE e."workflowId" = $1 AND e.id > $2 AND e.status IN ('error', 'crashed') ORDER BY e.id LIMIT $3`,
+			[workflowId, afterId, limit],
+		);
+		return rows.map((row) => {
+			const data = row.data
+				? (parseFlatted(row.data) as { resultData?: { lastNodeExecuted?: string; error?: { message?: string } } })
+				: {};
+			return { id: row.id, lastNode: data.resultData?.lastNodeExecuted ?? null, error: data.resultData?.error?.message ?? null };
+		});
+	}
+
 	private async nodesRun(executionId: number): Promise<string[]> {
 		const { rows } = await this.pool.query(`SELECT data FROM ${this.schema}.execution_data WHERE "executionId" = $1`, [
 			executionId,

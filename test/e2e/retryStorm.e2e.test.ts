@@ -1,0 +1,192 @@
+/**
+ * The retry storm of test/node/retryStorm.test.ts, through a real n8n 2.x and the shipped node template:
+ * N events (E2E_STORM_EVENTS, default 200), each delivered 1–5 times at once, bursts in random order with
+ * 8 in flight; about 10 % of business-step attempts fail for real (a trigger on the test's business_log,
+ * planned by seed); every connection of the workflows' database user is killed once mid-run, while a
+ * business step runs (E2E_STORM_OUTAGE=server: n8n's own connections too); and every delivery not answered
+ * 2xx is retried as a provider would. In the end each event must have run its business step exactly once
+ * and every claim must be completed.
+ *
+ * The template is imported exactly as shipped; only its database differs. Replay a run with the seed it
+ * prints: E2E_STORM_SEED=… npm run test:e2e -- retryStorm
+ */
+import { Pool } from 'pg';
+
+import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import { createAppDatabase, withClient, type AppDatabase } from './support/appDatabase';
+import { InjectedFailures } from './support/injectedFailures';
+import { N8nExecutions } from './support/n8nExecutions';
+import { N8nProcess } from './support/n8nProcess';
+import { runRetryingProvider, type ProviderAnswer } from './support/retryingProvider';
+import { planStorm } from './support/stormPlan';
+import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from './support/templates';
+import { terminateConnectionsOf, type TerminatedConnections } from './support/terminateConnections';
+
+const EVENTS = Number(process.env.E2E_STORM_EVENTS ?? 200);
+const SEED = Number(process.env.E2E_STORM_SEED ?? 20261130);
+const BURSTS_IN_FLIGHT = 8;
+/** Share of events that fail; a quarter of them twice, so about 10 % of business-step attempts fail. */
+const FAILING_EVENTS = 0.1;
+/** Seconds the provider may take: 0.2–0.35 s per event was measured on 2 cores; the rest is slack. */
+const STORM_SECONDS = 90 + Math.ceil(EVENTS * 0.6);
+const N8N_SCHEMA = 'n8n_storm';
+/** The template's example business step, as pg_stat_activity shows it. */
+const BUSINESS_SQL = 'INSERT INTO business_log %';
+/**
+ * Whose connections the mid-run outage kills: "app" (default) the workflows' database user only, as when the
+ * business database fails over while n8n's own database lives elsewhere; "server" also n8n's own (and this
+ * test's idle) connections, as when the one shared server restarts.
+ */
+const OUTAGE = process.env.E2E_STORM_OUTAGE === 'server' ? 'server' : 'app';
+
+const template = loadShippedWorkflow('idempotency-claim-template.json');
+
+let server: TestPostgres;
+let app: AppDatabase | undefined;
+let admin: Pool | undefined;
+let n8n: N8nProcess | undefined;
+
+beforeAll(async () => {
+	server = await startTestPostgres();
+	app = await createAppDatabase(server.url, 'idem_storm');
+	// The app's tables belong to the app role, as when a user runs workflows/processed_events.sql.
+	await withClient(app.appUrl, (client) => client.query(`${tablesSql()}\n${InjectedFailures.installSql}`));
+	// The test's own connection is the admin's: killing the app role's connections leaves it alone.
+	admin = new Pool({ connectionString: app.adminUrl, max: 4 });
+	// A server-wide outage also kills this pool's idle connections; the pool replaces them.
+	admin.on('error', () => undefined);
+	await admin.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
+
+	n8n = await N8nProcess.create({
+		packageDir: REPO_ROOT,
+		credentialsForDatabase: app.appUrl,
+		workflows: [template],
+		publish: [template.id],
+		databaseUrl: app.adminUrl,
+		databaseSchema: N8N_SCHEMA,
+	});
+	await n8n.start();
+}, 15 * 60_000);
+
+afterAll(async () => {
+	await n8n?.close();
+	await admin?.end();
+	await app?.drop();
+	await server?.stop();
+}, 120_000);
+
+it(
+	`retry storm: ${EVENTS} events, 1–5 concurrent deliveries each, ~10 % failing business steps, ${OUTAGE === 'app' ? 'app' : 'all'} connections killed mid-run → exactly ${EVENTS} business rows`,
+	async () => {
+		try {
+			await storm();
+		} catch (error) {
+			if (error instanceof Error)
+				error.message += `\n--- n8n log (last lines) ---\n${n8n ? await n8n.logTail(60) : '(not started)'}`;
+			throw error;
+		}
+	},
+	(STORM_SECONDS + 120) * 1000,
+);
+
+function outageUsers(): string[] {
+	if (OUTAGE === 'app') return [app!.role];
+	return [app!.role, decodeURIComponent(new URL(app!.adminUrl).username)];
+}
+
+async function storm(): Promise<void> {
+	const db = admin!;
+	const plan = planStorm({ events: EVENTS, seed: SEED, failureRate: FAILING_EVENTS, maxCopies: 5, tag: app!.name });
+	const failures = new InjectedFailures(db);
+	await failures.fill(plan.events);
+	const executions = new N8nExecutions(db, N8N_SCHEMA);
+	const since = await executions.lastId();
+
+	const killAt = Math.ceil(plan.deliveries / 2);
+	let killed: TerminatedConnections | undefined;
+	const failedAnswers = { total: 0, planned: 0 };
+	const processedAnswers = new Map<string, number>();
+	const onAnswer = async ({ event, status, body }: ProviderAnswer) => {
+		if (status === 200 && body.status === 'processed')
+			processedAnswers.set(event.key, (processedAnswers.get(event.key) ?? 0) + 1);
+		if (status === 500 && body.status === 'failed') {
+			// The template released the key and answered 500: count one failure of this event as done.
+			failedAnswers.total++;
+			if (await failures.drainOne(event.key)) failedAnswers.planned++;
+		}
+	};
+
+	const report = await runRetryingProvider({
+		url: n8n!.webhookUrl(webhookPathOf(template)),
+		bursts: plan.bursts,
+		concurrency: BURSTS_IN_FLIGHT,
+		retryDelayMs: { min: 200, max: 1_000 },
+		maxAttempts: 30,
+		deadlineMs: STORM_SECONDS * 1000,
+		beforeRequest: async (requestNumber) => {
+			// The outage lands while a business step runs, so it can cut one (→ error output → Release → 500).
+			if (requestNumber === killAt) killed = await terminateConnectionsOf(db, outageUsers(), { whileRunning: BUSINESS_SQL });
+		},
+		onAnswer,
+	});
+
+	const business = await db.query<{ total: number; distinct_keys: number }>(
+		'SELECT count(*)::int AS total, count(DISTINCT event_key)::int AS distinct_keys FROM business_log',
+	);
+	const doubled = await db.query(
+		'SELECT event_key, count(*)::int AS n FROM business_log GROUP BY event_key HAVING count(*) > 1 LIMIT 10',
+	);
+	const missing = await db.query(
+		'SELECT k AS event_key FROM unnest($1::text[]) AS k WHERE NOT EXISTS (SELECT 1 FROM business_log b WHERE b.event_key = k) LIMIT 10',
+		[plan.events.map((event) => event.key)],
+	);
+	const claims = await db.query<{ status: string; n: number }>(
+		'SELECT status, count(*)::int AS n FROM processed_events GROUP BY status ORDER BY status',
+	);
+	const notCompleted = await db.query(
+		"SELECT key, status, deliveries, lease_until FROM processed_events WHERE status <> 'completed' ORDER BY key LIMIT 10",
+	);
+	const plannedFailuresLeft = await failures.remaining();
+	const runs = await executions.settledStatusCounts(template.id, since, 20_000);
+	const failedRuns = await executions.failures(template.id, since);
+
+	// eslint-disable-next-line no-console
+	console.log(
+		`retry storm through n8n (seed ${SEED}, outage: ${OUTAGE}): ${JSON.stringify(
+			{
+				events: EVENTS,
+				deliveries: plan.deliveries,
+				requests: report.requests,
+				retries: report.retries,
+				retriesByStatus: report.retriesByStatus,
+				answers: report.answers,
+				maxAttemptsPerDelivery: report.maxAttemptsUsed,
+				plannedBusinessFailures: plan.plannedFailures,
+				failedAnswers: { ...failedAnswers, unplanned: failedAnswers.total - failedAnswers.planned },
+				killedConnections: killed ?? null,
+				killedBeforeRequest: killAt,
+				seconds: report.seconds,
+				requestsPerSecond: Math.round((report.requests / report.seconds) * 10) / 10,
+				n8nExecutions: runs,
+				failedExecutions: failedRuns,
+				businessRows: business.rows[0],
+				claims: claims.rows,
+			},
+			null,
+			1,
+		)}`,
+	);
+
+	expect(report.undelivered).toEqual([]);
+	expect(killed?.total).toBeGreaterThan(0);
+	// Every planned failure went through the error path (Release → 500) and was retried.
+	expect(plannedFailuresLeft).toBe(0);
+	expect(failedAnswers.planned).toBe(plan.plannedFailures);
+	expect({ doubled: doubled.rows, missing: missing.rows }).toEqual({ doubled: [], missing: [] });
+	expect(business.rows[0]).toEqual({ total: EVENTS, distinct_keys: EVENTS });
+	expect(notCompleted.rows).toEqual([]);
+	expect(claims.rows).toEqual([{ status: 'completed', n: EVENTS }]);
+	// The provider saw each event processed exactly once; every other 2xx was a duplicate.
+	expect([...processedAnswers.values()].filter((n) => n !== 1)).toEqual([]);
+	expect(processedAnswers.size).toBe(EVENTS);
+}
