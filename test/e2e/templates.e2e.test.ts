@@ -10,7 +10,7 @@ import { startTestPostgres, type TestPostgres } from '../support/postgres';
 import { deliver, stripeSignature } from './support/deliver';
 import { N8nExecutions } from './support/n8nExecutions';
 import { N8nProcess } from './support/n8nProcess';
-import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf, type WorkflowJson } from './support/templates';
+import { REPO_ROOT, loadFixtureWorkflow, loadShippedWorkflow, tablesSql, webhookPathOf, type WorkflowJson } from './support/templates';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';
@@ -19,6 +19,7 @@ const RESPOND_DUPLICATE = 'Respond 200 duplicate';
 const claimTemplate = loadShippedWorkflow('idempotency-claim-template.json');
 const builtinTemplate = loadShippedWorkflow('builtin-nodes-template.json');
 const cleanupWorkflow = loadShippedWorkflow('cleanup-processed-events.json');
+const fingerprintWorkflow = loadFixtureWorkflow('fingerprint-mismatch.json');
 
 let server: TestPostgres;
 let databaseName: string;
@@ -41,8 +42,8 @@ beforeAll(async () => {
 	n8n = await N8nProcess.create({
 		packageDir: REPO_ROOT,
 		credentialsForDatabase: url.toString(),
-		workflows: [claimTemplate, builtinTemplate, cleanupWorkflow],
-		publish: [claimTemplate.id, builtinTemplate.id],
+		workflows: [claimTemplate, builtinTemplate, cleanupWorkflow, fingerprintWorkflow],
+		publish: [claimTemplate.id, builtinTemplate.id, fingerprintWorkflow.id],
 		databaseUrl: url.toString(),
 		databaseSchema: N8N_SCHEMA,
 	});
@@ -152,6 +153,22 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			expect(await businessRows(key)).toEqual({ [key]: 1 });
 		});
 	}
+});
+
+describe('payload fingerprint in real n8n', () => {
+	step('the claim node grows a third output, Mismatch, and routes a changed payload under a known key there', async () => {
+		const url = n8n!.webhookUrl(webhookPathOf(fingerprintWorkflow));
+		const id = `evt_fp_${randomBytes(3).toString('hex')}`;
+		const first = await deliver(url, `{"id":"${id}","amount":5,"currency":"eur"}`);
+		// Same payload, other spacing and key order: a plain duplicate under the canonical-JSON fingerprint.
+		const reordered = await deliver(url, `{ "currency": "eur", "amount": 5, "id": "${id}" }`);
+		const changed = await deliver(url, `{"id":"${id}","amount":500,"currency":"eur"}`);
+		expect([first, reordered, changed]).toEqual([
+			{ status: 200, body: { status: 'new', key: `evt:${id}` } },
+			{ status: 200, body: { status: 'duplicate', key: `evt:${id}` } },
+			{ status: 422, body: { status: 'mismatch', key: `evt:${id}` } },
+		]);
+	});
 });
 
 describe('cleanup workflow', () => {

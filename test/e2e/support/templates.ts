@@ -14,7 +14,16 @@ export interface WorkflowJson {
 
 /** A shipped workflow file as is, plus an n8n workflow id (the files carry none). */
 export function loadShippedWorkflow(file: string): WorkflowJson {
-	const workflow = JSON.parse(readFileSync(join(WORKFLOWS_DIR, file), 'utf8')) as Omit<WorkflowJson, 'id'>;
+	return loadWorkflowFile(join(WORKFLOWS_DIR, file));
+}
+
+/** A workflow the tests alone use (test/e2e/fixtures). */
+export function loadFixtureWorkflow(file: string): WorkflowJson {
+	return loadWorkflowFile(join(__dirname, '..', 'fixtures', file));
+}
+
+function loadWorkflowFile(path: string): WorkflowJson {
+	const workflow = JSON.parse(readFileSync(path, 'utf8')) as Omit<WorkflowJson, 'id'>;
 	return { ...workflow, id: newWorkflowId() };
 }
 
