@@ -16,6 +16,18 @@ function named(text: string): NamedStatement {
 	return { name: `idem_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text };
 }
 
+// The text depends only on the table and its columns: build and hash it once, not on every claim.
+const statements = new Map<string, NamedStatement>();
+
+function cached(cacheKey: string, build: () => string): NamedStatement {
+	let statement = statements.get(cacheKey);
+	if (!statement) {
+		statement = named(build());
+		statements.set(cacheKey, statement);
+	}
+	return statement;
+}
+
 /** Parameters of both claim statements: $1 keys, $2 fingerprints, $3 claim token, $4 clock (null = now()), $5 lease seconds. */
 const INPUT =
 	'input AS (SELECT u.k, u.f FROM unnest($1::text[], $2::text[]) AS u(k, f)), ' +
@@ -40,6 +52,11 @@ function returnedColumns(capabilities: TableCapabilities): Array<[string, string
  * transaction after this statement's snapshot is in neither part; the caller asks again for those.
  */
 export function claimOnceStatement(ref: TableRef, capabilities: TableCapabilities): NamedStatement {
+	const { counters, leases, fingerprint } = capabilities;
+	return cached(`once|${ref.qualified}|${counters}|${leases}|${fingerprint}`, () => claimOnceSql(ref, capabilities));
+}
+
+function claimOnceSql(ref: TableRef, capabilities: TableCapabilities): string {
 	const inserted: Array<[string, string]> = [
 		['key', 'input.k'],
 		['first_seen', 'clock.now'],
@@ -61,14 +78,14 @@ export function claimOnceStatement(ref: TableRef, capabilities: TableCapabilitie
 			`counted AS (UPDATE ${ref.qualified} AS e SET last_seen = (SELECT now FROM clock), deliveries = e.deliveries + 1 ` +
 			`FROM seen WHERE e.key = seen.key RETURNING ${fromSeen.join(', ')}) `
 		: `counted AS (SELECT ${fromSeen.join(', ')} FROM ${ref.qualified} AS e WHERE e.key IN (${seenBefore})) `;
-	return named(
+	return (
 		`WITH ${INPUT}, ` +
 			`claimed AS (INSERT INTO ${ref.qualified} (${inserted.map(([column]) => column).join(', ')}) ` +
 			`SELECT ${inserted.map(([, value]) => value).join(', ')} FROM input, clock ORDER BY input.k COLLATE "C" ` +
 			'ON CONFLICT (key) DO NOTHING RETURNING key, first_seen), ' +
 			readSeen +
 			`SELECT true AS claimed, ${fromClaimed.join(', ')} FROM claimed c ` +
-			`UNION ALL SELECT false, ${columns.map(([name]) => name).join(', ')} FROM counted`,
+			`UNION ALL SELECT false, ${columns.map(([name]) => name).join(', ')} FROM counted`
 	);
 }
 
@@ -78,11 +95,15 @@ export function claimOnceStatement(ref: TableRef, capabilities: TableCapabilitie
  * fingerprint, or none to compare). Row locks make the takeover atomic.
  */
 export function claimWithLeaseStatement(ref: TableRef): NamedStatement {
+	return cached(`lease|${ref.qualified}`, () => claimWithLeaseSql(ref));
+}
+
+function claimWithLeaseSql(ref: TableRef): string {
 	const sameFingerprintOrUnknown =
 		'(e.fingerprint IS NULL OR EXCLUDED.fingerprint IS NULL OR ' +
 		"split_part(e.fingerprint, ':', 1) <> split_part(EXCLUDED.fingerprint, ':', 1) OR e.fingerprint = EXCLUDED.fingerprint)";
 	const takeover = `(e.status = 'processing' AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.last_seen AND ${sameFingerprintOrUnknown})`;
-	return named(
+	return (
 		`WITH ${INPUT} ` +
 			`INSERT INTO ${ref.qualified} AS e (key, first_seen, last_seen, deliveries, status, lease_until, claim_token, fingerprint) ` +
 			"SELECT input.k, clock.now, clock.now, 1, 'processing', clock.now + make_interval(secs => $5), clock.token, input.f " +
@@ -90,6 +111,6 @@ export function claimWithLeaseStatement(ref: TableRef): NamedStatement {
 			'ON CONFLICT (key) DO UPDATE SET last_seen = EXCLUDED.last_seen, deliveries = e.deliveries + 1, ' +
 			`lease_until = CASE WHEN ${takeover} THEN EXCLUDED.lease_until ELSE e.lease_until END, ` +
 			`claim_token = CASE WHEN ${takeover} THEN EXCLUDED.claim_token ELSE e.claim_token END ` +
-			'RETURNING e.key, e.first_seen, e.last_seen, e.deliveries, e.status, e.lease_until, e.claim_token, e.fingerprint',
+			'RETURNING e.key, e.first_seen, e.last_seen, e.deliveries, e.status, e.lease_until, e.claim_token, e.fingerprint'
 	);
 }
