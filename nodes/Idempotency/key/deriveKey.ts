@@ -69,9 +69,12 @@ export function eventBody(json: Record<string, unknown>): { body: unknown; bodyL
 /** Whether the default rule will key this item by its event id, so the raw bytes are not needed. */
 export function hasEventId(json: Record<string, unknown>): boolean {
 	const { body } = eventBody(json);
-	if (!isPlainObject(body)) return false;
-	const id = body.id;
-	return (typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id)) || typeof id === 'bigint';
+	return isPlainObject(body) && body.id !== '' && isIdValue(body.id);
+}
+
+/** A non-null string or a finite number (or bigint): the values an id may take. */
+function isIdValue(value: unknown): value is string | number | bigint {
+	return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint';
 }
 
 function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKey {
@@ -89,9 +92,7 @@ function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKe
  */
 export function idValueToString(value: unknown, where: string): string | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
-	if (typeof value === 'string') return value;
-	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-	if (typeof value === 'bigint') return value.toString();
+	if (isIdValue(value)) return String(value);
 	const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 	throw new KeyDerivationError(`${where} is ${kind}; an id must be a string or a number`);
 }
