@@ -28,8 +28,8 @@ export interface ClaimOutcome {
 	duplicateKind: DuplicateKind | null;
 	/** The key was seen before with a different payload fingerprint. */
 	mismatch: boolean;
-	/** Null only when the duplicate raced with the winner and the table cannot report it. */
-	firstSeen: Date | null;
+	/** Every claim reads the key's row back, so this is always known. */
+	firstSeen: Date;
 	lastSeen: Date | null;
 	deliveries: number | null;
 	leaseUntil: Date | null;
