@@ -4,11 +4,17 @@ export interface Delivery {
 }
 
 /** POSTs exactly these bytes, the way a webhook provider delivers an event. */
-export async function deliver(url: string, rawBody: string, headers: Record<string, string> = {}): Promise<Delivery> {
+export async function deliver(
+	url: string,
+	rawBody: string,
+	headers: Record<string, string> = {},
+	timeoutMs?: number,
+): Promise<Delivery> {
 	const response = await fetch(url, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json', ...headers },
 		body: rawBody,
+		signal: timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs),
 	});
 	const text = await response.text();
 	let body: Delivery['body'];

@@ -1,3 +1,5 @@
+import { deliver } from './deliver';
+
 /**
  * A webhook provider under load, the way Stripe or GitHub behave: each event may be sent several times at
  * once (a burst), bursts go out in the given order with a bounded number in flight, and every delivery that
@@ -143,21 +145,10 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 
 async function post(url: string, event: ProviderEvent, attempt: number, timeoutMs: number): Promise<ProviderAnswer> {
 	try {
-		const response = await fetch(url, {
-			method: 'POST',
-			// The signature differs on every attempt, as a real provider's does; the key must not depend on it.
-			headers: { 'content-type': 'application/json', 'webhook-signature': `t=${Date.now()},a=${attempt}` },
-			body: event.body,
-			signal: AbortSignal.timeout(timeoutMs),
-		});
-		const text = await response.text();
-		let body: ProviderAnswer['body'];
-		try {
-			body = JSON.parse(text);
-		} catch {
-			body = { raw: text };
-		}
-		return { event, attempt, status: response.status, body };
+		// The signature differs on every attempt, as a real provider's does; the key must not depend on it.
+		const signature = { 'webhook-signature': `t=${Date.now()},a=${attempt}` };
+		const { status, body } = await deliver(url, event.body, signature, timeoutMs);
+		return { event, attempt, status, body };
 	} catch (error) {
 		return { event, attempt, status: 0, body: { error: (error as Error).message } };
 	}
