@@ -54,7 +54,7 @@ describe('one winner under concurrency (real Postgres, pooled connections)', () 
 			expect([...winsPerKey.values()].every((n) => n === 1)).toBe(true);
 			// Completing all in reverse order while a batch re-claims them must not deadlock either.
 			await Promise.all([
-				completeKeys(table.pool, table.ref, table.capabilities, reversed.map((key) => ({ key, claimToken: null }))),
+				completeKeys(table, reversed.map((key) => ({ key, claimToken: null }))),
 				table.claim(keys, { mode: 'lease' }),
 			]);
 		}

@@ -15,10 +15,10 @@ describe('purge', () => {
 			 UNION ALL SELECT 'fresh:' || i, $2::timestamptz FROM generate_series(1, 5) i`,
 			[daysAgo(31), daysAgo(29)],
 		);
-		const result = await purgeKeys(table.pool, table.ref, { olderThanDays: 30, batchSize: 10, now });
+		const result = await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now });
 		expect(result).toEqual({ deleted: 25, batches: 3, cutoff: daysAgo(30) });
 		const left = (await rowsOf(table.pool, table.ref.qualified)).map((r) => r.key as string);
 		expect(left.sort()).toEqual(['fresh:1', 'fresh:2', 'fresh:3', 'fresh:4', 'fresh:5']);
-		expect(await purgeKeys(table.pool, table.ref, { olderThanDays: 30, batchSize: 10, now })).toMatchObject({ deleted: 0, batches: 1 });
+		expect(await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now })).toMatchObject({ deleted: 0, batches: 1 });
 	});
 });
