@@ -115,3 +115,49 @@ describe('payload fingerprint', () => {
 		]);
 	});
 });
+
+describe('who may settle a claim', () => {
+	it('Release after Complete deletes nothing: the next redelivery is a completed duplicate', async () => {
+		const table = await freshClaimTable();
+		const [first] = await table.claim(['evt:A'], lease(0));
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([false]);
+		const [redelivery] = await table.claim(['evt:A'], lease(10));
+		expect(redelivery).toMatchObject({ won: false, duplicateKind: 'completed' });
+	});
+
+	it('Release with an empty claim ID matches nothing, never another execution’s claim', async () => {
+		const table = await freshClaimTable();
+		await table.claim(['evt:A'], lease(0));
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: null }])).toEqual([false]);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ key: 'evt:A', status: 'processing' }]);
+	});
+
+	it('a claim-once claim stays releasable by its own holder, and only by it', async () => {
+		const table = await freshClaimTable();
+		const [holder] = await table.claim(['evt:A']);
+		const [other] = await table.claim(['evt:A']);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: other.claimToken }])).toEqual([false]);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: holder.claimToken }])).toEqual([true]);
+	});
+
+	it('Complete on a batch holding one key under a stale and the current claim ID reports only the current one', async () => {
+		const table = await freshClaimTable();
+		const [stale] = await table.claim(['evt:A'], lease(0));
+		const [current] = await table.claim(['evt:A'], lease(61));
+		expect(current.reclaimed).toBe(true);
+		const settled = await completeKeys(table, [
+			{ key: 'evt:A', claimToken: stale.claimToken },
+			{ key: 'evt:A', claimToken: current.claimToken },
+		]);
+		expect(settled).toEqual([false, true]);
+	});
+
+	it('Complete is safe to repeat after a lost answer: the second attempt reports the key completed', async () => {
+		const table = await freshClaimTable();
+		const [first] = await table.claim(['evt:A'], lease(0));
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ status: 'completed', claim_token: null }]);
+	});
+});
