@@ -25,13 +25,14 @@ interface ClaimRow {
 export async function claimKeys(table: ClaimTable, requests: ClaimRequest[], options: ClaimOptions): Promise<Map<string, ClaimOutcome>> {
 	const outcomes = new Map<string, ClaimOutcome>();
 	if (requests.length === 0) return outcomes;
+	let decided = false;
 	try {
 		if (options.mode === 'lease') await claimWithLease(table, requests, options, outcomes);
 		else await claimOnce(table, requests, options, outcomes);
+		decided = true;
 		return outcomes;
-	} catch (error) {
-		await releaseWonKeys(table, outcomes, options.token);
-		throw error;
+	} finally {
+		if (!decided) await releaseWonKeys(table, outcomes, options.token);
 	}
 }
 

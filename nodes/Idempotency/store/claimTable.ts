@@ -53,13 +53,15 @@ export async function withCurrentTable<T>(
 	needs: TableNeeds,
 	run: (table: ClaimTable) => Promise<T>,
 ): Promise<T> {
+	let failure: unknown;
 	try {
 		return await run(table);
 	} catch (error) {
-		if (!isTableShapeError(error)) throw error;
-		await reprepare(table.pool, table.ref, needs.createIfMissing);
-		return run(await openClaimTable(table.pool, table.ref, needs));
+		failure = error;
 	}
+	if (!isTableShapeError(failure)) throw failure;
+	await reprepare(table.pool, table.ref, needs.createIfMissing);
+	return run(await openClaimTable(table.pool, table.ref, needs));
 }
 
 /** undefined_table, undefined_column, and "no unique constraint matching the ON CONFLICT specification". */

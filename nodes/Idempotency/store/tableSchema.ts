@@ -95,6 +95,7 @@ function ddlFor(ref: TableRef, facts: TableFacts): string[] {
 async function runDdl(pool: Pool, ref: TableRef, statements: string[]): Promise<boolean> {
 	const client = await pool.connect();
 	let committed = false;
+	let failure: unknown;
 	try {
 		await client.query('BEGIN');
 		// Transaction-scoped, so it holds through a transaction-mode pooler: two workers never race on one CREATE.
@@ -103,14 +104,15 @@ async function runDdl(pool: Pool, ref: TableRef, statements: string[]): Promise<
 		for (const statement of statements) await client.query(statement);
 		await client.query('COMMIT');
 		committed = true;
-		return true;
 	} catch (error) {
-		if ((error as { code?: string }).code === '55P03') return false;
-		throw error;
+		failure = error;
 	} finally {
 		if (!committed) await client.query('ROLLBACK').catch(() => undefined);
 		client.release();
 	}
+	if (committed) return true;
+	if ((failure as { code?: string }).code === '55P03') return false;
+	throw failure;
 }
 
 function checkKeyColumn(ref: TableRef, facts: TableFacts): void {

@@ -13,10 +13,11 @@ const TRANSIENT_MESSAGES = [/Connection terminated/i, /Client has encountered a 
 const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export function isTransientDatabaseError(error: unknown): boolean {
-	if (!(error instanceof Error)) return false;
-	const code = (error as { code?: string }).code;
-	if (code && (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CODES.has(code))) return true;
-	return TRANSIENT_MESSAGES.some((pattern) => pattern.test(error.message));
+	// Not `instanceof Error`: socket errors can come from another realm (a sandbox, a test runner) and fail it.
+	if (typeof error !== 'object' || error === null) return false;
+	const { code, message } = error as { code?: unknown; message?: unknown };
+	if (typeof code === 'string' && (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CODES.has(code))) return true;
+	return typeof message === 'string' && TRANSIENT_MESSAGES.some((pattern) => pattern.test(message));
 }
 
 /** How long a statement keeps being retried while the database is away. */
@@ -54,6 +55,7 @@ export async function withTransientRetry<T>(
 	let lostAttempts = 0;
 	for (let attempt = 1; ; attempt++) {
 		let client: PoolClient | undefined;
+		let failure: unknown;
 		try {
 			client = await pool.connect();
 			// A checked-out client whose server goes away emits 'error'; unheard, that would crash n8n. The
@@ -64,15 +66,15 @@ export async function withTransientRetry<T>(
 			client.release();
 			return { value, lostAttempts };
 		} catch (error) {
-			const transient = isTransientDatabaseError(error);
-			client?.off('error', ignoreError);
-			client?.release(transient ? (error as Error) : undefined);
-			if (!transient) throw error;
-			// A failure while connecting never reached the server; one after it may have committed.
-			if (client && !ROLLED_BACK_SQLSTATES.has((error as { code?: string }).code ?? '')) lostAttempts++;
-			const pause = Math.min(2_000, 100 * 2 ** (attempt - 1));
-			if (Date.now() - started + pause > budget.totalMs) throw error;
-			await new Promise((resolve) => setTimeout(resolve, pause));
+			failure = error;
 		}
+		const transient = isTransientDatabaseError(failure);
+		client?.off('error', ignoreError);
+		client?.release(transient ? (failure as Error) : undefined);
+		// A failure while connecting never reached the server; one after it may have committed.
+		if (transient && client && !ROLLED_BACK_SQLSTATES.has((failure as { code?: string }).code ?? '')) lostAttempts++;
+		const pause = Math.min(2_000, 100 * 2 ** (attempt - 1));
+		if (!transient || Date.now() - started + pause > budget.totalMs) throw failure;
+		await new Promise((resolve) => setTimeout(resolve, pause));
 	}
 }
