@@ -4,7 +4,7 @@
  * dark icon, drawn with shapes: SVG text renders in whatever font the browser has and reads as a speck.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 const REPO = join(__dirname, '..', '..');
@@ -32,7 +32,12 @@ const iconFiles = declared.flatMap(({ distPath, icon }) =>
 	[icon.light, icon.dark].map((file) => join(REPO, dirname(distPath), file.replace(/^file:/, ''))),
 );
 
+// An icon an earlier build copied under a name the sources no longer have.
+const staleIcon = join(REPO, 'dist', 'nodes', 'Idempotency', 'renamedAway.svg');
+
 beforeAll(() => {
+	mkdirSync(dirname(staleIcon), { recursive: true });
+	writeFileSync(staleIcon, '<svg xmlns="http://www.w3.org/2000/svg"/>');
 	// The copy step of `npm run build`, so the test checks what a build really puts in dist/.
 	execFileSync(join(REPO, 'node_modules', '.bin', 'gulp'), ['build:assets'], { cwd: REPO, stdio: 'pipe' });
 }, 60_000);
@@ -51,4 +56,8 @@ it.each(iconFiles.map((file) => [file.slice(REPO.length + 1), file]))('%s is an 
 	const svg = readFileSync(file, 'utf8');
 	expect(svg).toMatch(/^<svg [^>]*viewBox="0 0 60 60"/);
 	expect(svg).not.toMatch(/<text\b/);
+});
+
+it('removes icons an earlier build copied, so a renamed icon is not packed', () => {
+	expect(existsSync(staleIcon)).toBe(false);
 });
