@@ -16,7 +16,7 @@ export class IdempotencyKey implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Idempotency Key',
 		name: 'idempotencyKey',
-		icon: { light: 'file:idempotency.svg', dark: 'file:idempotency.dark.svg' },
+		icon: { light: 'file:idempotencyKey.svg', dark: 'file:idempotencyKey.dark.svg' },
 		group: ['transform'],
 		usableAsTool: true,
 		version: 1,

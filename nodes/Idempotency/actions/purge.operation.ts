@@ -15,8 +15,8 @@ export const purgeProperties: INodeProperties[] = [
 		type: 'number',
 		typeOptions: { minValue: 0 },
 		default: 30,
-		description:
-			'Delete keys first seen longer ago than this. Keep it longer than your providers resend: Stripe resends up to 30 days (CLI).',
+		description: 'Delete keys first seen longer ago than this',
+		hint: 'Must outlast how long your providers resend: a resend after the purge is processed again. Stripe resends up to 30 days (CLI).',
 		displayOptions: { show: { operation: ['purge'] } },
 	},
 	{
