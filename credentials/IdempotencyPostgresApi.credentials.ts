@@ -33,9 +33,13 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			name: 'ssl',
 			type: 'options',
 			options: [
-				{ name: 'Allow', value: 'allow', description: 'Plain connection, TLS only if the server demands it' },
+				{ name: 'Allow', value: 'allow', description: 'Plain connection, TLS only if the server accepts nothing else' },
 				{ name: 'Disable', value: 'disable' },
-				{ name: 'Require', value: 'require' },
+				{
+					name: 'Require',
+					value: 'require',
+					description: "TLS, with the server's certificate checked unless SSL issues are ignored",
+				},
 			],
 			default: 'disable',
 		},
@@ -46,6 +50,16 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			default: false,
 			description: 'Whether to connect even if the server certificate cannot be verified (self-signed)',
 			displayOptions: { hide: { ssl: ['disable'] } },
+		},
+		{
+			displayName: 'CA Certificate',
+			name: 'caCertificate',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description:
+				"PEM of the CA that signed the server's certificate (your provider's root or bundle). Empty: the CAs Node.js trusts. The host name must match the certificate.",
+			displayOptions: { show: { ssl: ['allow', 'require'], ignoreSslIssues: [false] } },
 		},
 		{ displayName: 'Port', name: 'port', type: 'number', default: 5432 },
 	];

@@ -1,3 +1,4 @@
+import { CaCertificateError } from './caCertificate';
 import { CONNECT_TIMEOUT_MS, type PostgresCredentials } from './postgresCredentials';
 
 /**
@@ -9,6 +10,9 @@ export function describeConnectionError(error: unknown, credentials: PostgresCre
 	const err = error as { code?: string; message?: string };
 	const message = err?.message ?? String(error);
 	const where = `${credentials.host}:${credentials.port}`;
+	if (error instanceof CaCertificateError) return error.message;
+	const tlsProblem = describeTlsProblem(err, message, credentials);
+	if (tlsProblem) return `TLS problem connecting to ${where}: ${tlsProblem}`;
 	switch (err?.code) {
 		case 'ECONNREFUSED':
 			return `Connection refused at ${where}. Is PostgreSQL running and listening there?`;
@@ -41,4 +45,40 @@ export function describeConnectionError(error: unknown, credentials: PostgresCre
 	}
 	// Server-side errors (SQLSTATE codes) and this package's own errors already say what is wrong.
 	return err?.code && /^[0-9A-Z]{5}$/.test(err.code) ? `PostgreSQL at ${where}: ${message}` : message;
+}
+
+/** Node's certificate checks that fail when no trusted CA signed the server's certificate. */
+const UNTRUSTED_CERTIFICATE = new Set([
+	'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+	'UNABLE_TO_GET_ISSUER_CERT',
+	'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+	'SELF_SIGNED_CERT_IN_CHAIN',
+	'DEPTH_ZERO_SELF_SIGNED_CERT',
+	'CERT_SIGNATURE_FAILURE',
+]);
+
+/** What to change in the credential's SSL settings, for the TLS failures a user can fix there. */
+function describeTlsProblem(
+	err: { code?: string; message?: string } | undefined,
+	message: string,
+	credentials: PostgresCredentials,
+): string | undefined {
+	const code = err?.code ?? '';
+	if (UNTRUSTED_CERTIFICATE.has(code)) {
+		return credentials.caCertificate?.trim()
+			? `the server's certificate is not signed by the CA Certificate in this credential`
+			: `the server's certificate is not signed by a CA this machine trusts: paste the CA that signed it into CA Certificate, or turn on Ignore SSL Issues`;
+	}
+	if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+		return `the server's certificate is not issued for host "${credentials.host}": connect by a name the certificate lists, or turn on Ignore SSL Issues`;
+	}
+	if (code === 'CERT_HAS_EXPIRED') return "the server's certificate has expired";
+	if (code === 'CERT_NOT_YET_VALID') return "the server's certificate is not valid yet (check this machine's clock)";
+	if (code === '28000' && /no encryption/i.test(message)) {
+		return 'the server accepts only TLS connections from here: set SSL to Require or Allow';
+	}
+	if (/server does not support SSL/i.test(message)) {
+		return 'the server does not accept TLS: set SSL to Allow or Disable';
+	}
+	return undefined;
 }

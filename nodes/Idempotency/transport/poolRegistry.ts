@@ -1,6 +1,7 @@
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 
 import { credentialIdentity, poolConfig, type PostgresCredentials } from './postgresCredentials';
+import { connectsWithTls } from './tlsDecision';
 
 interface PoolEntry {
 	pool: Promise<Pool>;
@@ -37,26 +38,12 @@ function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
 }
 
 async function createPool(credentials: PostgresCredentials, entry: PoolEntry): Promise<Pool> {
-	const useTls = credentials.ssl === 'allow' ? await plainConnectionRefused(credentials) : credentials.ssl === 'require';
-	const pool = new Pool(poolConfig(credentials, useTls));
+	const pool = new Pool(poolConfig(credentials, await connectsWithTls(credentials)));
 	// Without a listener, a server restart or pg_terminate_backend on an idle connection would crash n8n.
 	pool.on('error', (error) => {
 		entry.lastIdleError = error;
 	});
 	return pool;
-}
-
-/** libpq's `allow`: use plain TCP unless the server refuses it. */
-async function plainConnectionRefused(credentials: PostgresCredentials): Promise<boolean> {
-	const client = new Client(poolConfig(credentials, false));
-	try {
-		await client.connect();
-		return false;
-	} catch (error) {
-		return /ssl|encryption/i.test((error as Error).message);
-	} finally {
-		await client.end().catch(() => undefined);
-	}
 }
 
 function startSweeper(): void {

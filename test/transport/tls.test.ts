@@ -1,0 +1,197 @@
+import type { ICredentialsDecrypted, ICredentialTestFunctions, IDataObject, INodeExecutionData } from 'n8n-workflow';
+import { Client } from 'pg';
+
+import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
+import { idempotencyPostgresConnectionTest } from '../../nodes/Idempotency/methods/credentialTest';
+import { closeAllPools, openPoolCount, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
+import { uniqueTableName } from '../support/database';
+import { executeContext, webhookItem } from '../support/executeContext';
+import { startTlsPostgres, type TlsPostgres } from '../support/tlsPostgres';
+
+let server: TlsPostgres;
+
+beforeAll(async () => {
+	server = await startTlsPostgres();
+});
+
+afterAll(async () => {
+	await closeAllPools();
+	await server?.stop();
+});
+
+function credentials(overrides: Partial<PostgresCredentials> = {}): PostgresCredentials {
+	return {
+		host: '127.0.0.1',
+		port: server.port,
+		database: server.database,
+		user: server.user,
+		password: server.password,
+		ssl: 'require',
+		maxConnections: 2,
+		...overrides,
+	};
+}
+
+const node = new IdempotencyClaim();
+
+/** One delivery of event `id` through the Claim node; resolves to [New, Duplicate] outputs. */
+async function claim(using: PostgresCredentials, table: string, id: string): Promise<INodeExecutionData[][]> {
+	const context = executeContext([webhookItem(`{"id":"${id}"}`)], {
+		parameters: { keySource: 'auto', claimMode: 'once', options: { table } },
+		credentials: using,
+	});
+	return node.execute.call(context);
+}
+
+function connectionTest(using: PostgresCredentials) {
+	const decrypted = { id: '1', name: 'pg', type: 'idempotencyPostgresApi', data: using } as unknown as ICredentialsDecrypted;
+	return idempotencyPostgresConnectionTest.call({} as ICredentialTestFunctions, decrypted);
+}
+
+/** What the server holds, read over a verified TLS connection of the test's own. */
+async function keysIn(table: string): Promise<string[] | null> {
+	const client = new Client({ ...credentials(), ssl: { ca: server.caPem } });
+	await client.connect();
+	try {
+		const exists = await client.query('SELECT to_regclass($1) AS t', [table]);
+		if (exists.rows[0].t === null) return null;
+		return (await client.query(`SELECT key FROM ${table} ORDER BY key`)).rows.map((row) => row.key as string);
+	} finally {
+		await client.end();
+	}
+}
+
+/** Whether the node's own pool talks TLS to the server, as the server sees it. */
+async function poolUsesTls(using: PostgresCredentials): Promise<boolean> {
+	const pool = await poolFor(using);
+	const result = await pool.query('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
+	return result.rows[0].ssl as boolean;
+}
+
+const newKeys = (outputs: INodeExecutionData[][]) => outputs[0].map((item) => (item.json.idempotency as IDataObject).key);
+
+describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made for the test', () => {
+	it('Require with the CA pasted: the claim writes its row over a verified TLS connection, and Test says OK', async () => {
+		const using = credentials({ caCertificate: server.caPem });
+		const table = uniqueTableName('tls');
+		expect(newKeys(await claim(using, table, 'evt_ca'))).toEqual(['evt:evt_ca']);
+		expect(await keysIn(table)).toEqual(['evt:evt_ca']);
+		expect(await poolUsesTls(using)).toBe(true);
+		expect(await connectionTest(using)).toEqual({ status: 'OK', message: 'Connection successful' });
+	});
+
+	it('the CA pasted into a single-line field (line breaks dropped), or JSON-escaped, still verifies', async () => {
+		const flattened = server.caPem.replace(/\r?\n/g, '');
+		const escaped = server.caPem.replace(/\r?\n/g, '\\n');
+		expect(await connectionTest(credentials({ caCertificate: flattened }))).toEqual({ status: 'OK', message: 'Connection successful' });
+		expect(await connectionTest(credentials({ caCertificate: escaped }))).toEqual({ status: 'OK', message: 'Connection successful' });
+		const table = uniqueTableName('tls');
+		expect(newKeys(await claim(credentials({ caCertificate: flattened }), table, 'evt_flat'))).toEqual(['evt:evt_flat']);
+	});
+
+	it('Require with Ignore SSL Issues: the claim goes through over TLS without checking the certificate', async () => {
+		const using = credentials({ ignoreSslIssues: true });
+		const table = uniqueTableName('tls');
+		expect(newKeys(await claim(using, table, 'evt_ignore'))).toEqual(['evt:evt_ignore']);
+		expect(await keysIn(table)).toEqual(['evt:evt_ignore']);
+		expect(await poolUsesTls(using)).toBe(true);
+		expect((await connectionTest(using)).status).toBe('OK');
+	});
+
+	it('Require with neither CA nor Ignore SSL Issues: node and Test both say no trusted CA signed the certificate', async () => {
+		const using = credentials();
+		const table = uniqueTableName('tls');
+		const expected = `TLS problem connecting to 127.0.0.1:${server.port}: the server's certificate is not signed by a CA this machine trusts: paste the CA that signed it into CA Certificate, or turn on Ignore SSL Issues`;
+		await expect(claim(using, table, 'evt_untrusted')).rejects.toThrow(expected);
+		const tested = await connectionTest(using);
+		expect(tested.status).toBe('Error');
+		expect(tested.message).toBe(`${expected}: unable to verify the first certificate`);
+		expect(await keysIn(table)).toBeNull();
+	});
+
+	it('a CA that did not sign the server certificate: node and Test both name the CA Certificate as the problem', async () => {
+		const using = credentials({ caCertificate: server.otherCaPem });
+		const table = uniqueTableName('tls');
+		const expected = `TLS problem connecting to 127.0.0.1:${server.port}: the server's certificate is not signed by the CA Certificate in this credential`;
+		await expect(claim(using, table, 'evt_wrong_ca')).rejects.toThrow(expected);
+		expect(await connectionTest(using)).toEqual({ status: 'Error', message: `${expected}: unable to verify the first certificate` });
+		expect(await keysIn(table)).toBeNull();
+	});
+
+	it('text that is no usable certificate is refused before connecting, naming the field and the problem', async () => {
+		const [, body] = /-----BEGIN CERTIFICATE-----\n([\s\S]*)-----END CERTIFICATE-----/.exec(server.caPem)!;
+		const damaged = `-----BEGIN CERTIFICATE-----\n${body.slice(0, 40)}\n-----END CERTIFICATE-----`;
+		const privateKey = '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----';
+		expect(await connectionTest(credentials({ caCertificate: 'my-ca.pem' }))).toEqual({
+			status: 'Error',
+			message: 'CA Certificate is not a PEM certificate: paste the text from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----',
+		});
+		expect(await connectionTest(credentials({ caCertificate: damaged }))).toEqual({
+			status: 'Error',
+			message: 'CA Certificate: the certificate is damaged (not a readable X.509 certificate)',
+		});
+		expect(await connectionTest(credentials({ caCertificate: `${server.caPem}${damaged}` }))).toEqual({
+			status: 'Error',
+			message: 'CA Certificate: certificate 2 of 2 is damaged (not a readable X.509 certificate)',
+		});
+		expect((await connectionTest(credentials({ caCertificate: privateKey }))).message).toBe(
+			'CA Certificate holds a private key: paste the CA certificate (-----BEGIN CERTIFICATE-----) instead',
+		);
+		await expect(claim(credentials({ caCertificate: 'my-ca.pem' }), uniqueTableName('tls'), 'evt_bad_ca')).rejects.toThrow(
+			/^CA Certificate is not a PEM certificate/,
+		);
+	});
+
+	it('a host name the certificate does not list fails with the CA pasted, and works with Ignore SSL Issues', async () => {
+		const wrongHost = credentials({ host: server.unlistedHost, caCertificate: server.caPem });
+		const tested = await connectionTest(wrongHost);
+		expect(tested.status).toBe('Error');
+		expect(tested.message).toMatch(
+			`TLS problem connecting to ${server.unlistedHost}:${server.port}: the server's certificate is not issued for host "${server.unlistedHost}"`,
+		);
+		await expect(claim(wrongHost, uniqueTableName('tls'), 'evt_host')).rejects.toThrow(/is not issued for host "127\.0\.0\.2"/);
+		expect((await connectionTest(credentials({ host: server.unlistedHost, ignoreSslIssues: true }))).status).toBe('OK');
+	});
+
+	it('Allow: plain TCP is refused, so node and Test both fall back to TLS, and both succeed', async () => {
+		const using = credentials({ ssl: 'allow', caCertificate: server.caPem });
+		expect(await connectionTest(using)).toEqual({ status: 'OK', message: 'Connection successful' });
+		const table = uniqueTableName('tls');
+		expect(newKeys(await claim(using, table, 'evt_allow'))).toEqual(['evt:evt_allow']);
+		expect(await poolUsesTls(using)).toBe(true);
+		// After the fallback, the certificate is checked as under Require.
+		const unverified = await connectionTest(credentials({ ssl: 'allow', caCertificate: server.otherCaPem }));
+		expect(unverified.message).toMatch(/the server's certificate is not signed by the CA Certificate in this credential/);
+	});
+
+	it('Disable: node and Test both say the server accepts only TLS and which setting to change', async () => {
+		const using = credentials({ ssl: 'disable' });
+		const expected = `TLS problem connecting to 127.0.0.1:${server.port}: the server accepts only TLS connections from here: set SSL to Require or Allow`;
+		const tested = await connectionTest(using);
+		expect(tested.status).toBe('Error');
+		expect(tested.message.startsWith(`${expected}: no pg_hba.conf entry`)).toBe(true);
+		await expect(claim(using, uniqueTableName('tls'), 'evt_plain')).rejects.toThrow(expected);
+	});
+});
+
+describe('the CA Certificate is part of a pool\'s identity', () => {
+	beforeEach(closeAllPools);
+
+	it('a pool made without the CA (whose connections fail verification) is not reused once the CA is given', async () => {
+		const table = uniqueTableName('tls');
+		await expect(claim(credentials(), table, 'evt_before')).rejects.toThrow(/not signed by a CA this machine trusts/);
+		expect(newKeys(await claim(credentials({ caCertificate: server.caPem }), table, 'evt_after'))).toEqual(['evt:evt_after']);
+		expect(openPoolCount()).toBe(2);
+	});
+
+	it('a pool made with the CA is not reused for the same credential without it, nor for another CA', async () => {
+		const table = uniqueTableName('tls');
+		expect(newKeys(await claim(credentials({ caCertificate: server.caPem }), table, 'evt_1'))).toEqual(['evt:evt_1']);
+		await expect(claim(credentials(), table, 'evt_2')).rejects.toThrow(/not signed by a CA this machine trusts/);
+		await expect(claim(credentials({ caCertificate: server.otherCaPem }), table, 'evt_3')).rejects.toThrow(
+			/not signed by the CA Certificate in this credential/,
+		);
+		expect(await keysIn(table)).toEqual(['evt:evt_1']);
+	});
+});
