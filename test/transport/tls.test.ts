@@ -7,26 +7,27 @@ import { closeAllPools, openPoolCount, poolFor } from '../../nodes/Idempotency/t
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import { uniqueTableName } from '../support/database';
 import { executeContext, webhookItem } from '../support/executeContext';
-import { startTlsPostgres, type TlsPostgres } from '../support/tlsPostgres';
+import { startPostgresWithoutTls, startTlsOnlyPostgres, type TlsPostgres } from '../support/tlsPostgres';
 
 let server: TlsPostgres;
+let plainServer: TlsPostgres;
 
 beforeAll(async () => {
-	server = await startTlsPostgres();
+	[server, plainServer] = await Promise.all([startTlsOnlyPostgres(), startPostgresWithoutTls()]);
 });
 
 afterAll(async () => {
 	await closeAllPools();
-	await server?.stop();
+	await Promise.all([server?.stop(), plainServer?.stop()]);
 });
 
-function credentials(overrides: Partial<PostgresCredentials> = {}): PostgresCredentials {
+function credentials(overrides: Partial<PostgresCredentials> = {}, on: TlsPostgres = server): PostgresCredentials {
 	return {
 		host: '127.0.0.1',
-		port: server.port,
-		database: server.database,
-		user: server.user,
-		password: server.password,
+		port: on.port,
+		database: on.database,
+		user: on.user,
+		password: on.password,
 		ssl: 'require',
 		maxConnections: 2,
 		...overrides,
@@ -172,6 +173,22 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 		expect(tested.status).toBe('Error');
 		expect(tested.message.startsWith(`${expected}: no pg_hba.conf entry`)).toBe(true);
 		await expect(claim(using, uniqueTableName('tls'), 'evt_plain')).rejects.toThrow(expected);
+	});
+});
+
+describe('a PostgreSQL with TLS off', () => {
+	it('Require: node and Test both say the server does not accept TLS and which setting to change', async () => {
+		const using = credentials({ ssl: 'require', caCertificate: plainServer.caPem }, plainServer);
+		const expected = `TLS problem connecting to 127.0.0.1:${plainServer.port}: the server does not accept TLS: set SSL to Allow or Disable`;
+		expect(await connectionTest(using)).toEqual({ status: 'Error', message: `${expected}: The server does not support SSL connections` });
+		await expect(claim(using, uniqueTableName('tls'), 'evt_require')).rejects.toThrow(expected);
+	});
+
+	it('Allow: node and Test both use plain TCP, and the claim goes through', async () => {
+		const using = credentials({ ssl: 'allow', caCertificate: plainServer.caPem }, plainServer);
+		expect(await connectionTest(using)).toEqual({ status: 'OK', message: 'Connection successful' });
+		expect(newKeys(await claim(using, uniqueTableName('tls'), 'evt_allow_plain'))).toEqual(['evt:evt_allow_plain']);
+		expect(await poolUsesTls(using)).toBe(false);
 	});
 });
 
