@@ -61,6 +61,24 @@ export class IdempotencyPostgresApi implements ICredentialType {
 				"PEM of the CA that signed the server's certificate (your provider's root or bundle). Empty: the CAs Node.js trusts. The host name must match the certificate.",
 			displayOptions: { show: { ssl: ['allow', 'require'], ignoreSslIssues: [false] } },
 		},
+		{
+			displayName: 'Client Certificate',
+			name: 'clientCertificate',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description: 'PEM certificate for servers that authenticate users by certificate; leave empty otherwise',
+			displayOptions: { show: { ssl: ['allow', 'require'] } },
+		},
+		{
+			displayName: 'Client Private Key',
+			name: 'clientPrivateKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description: 'PEM private key of the client certificate, without a passphrase',
+			displayOptions: { show: { ssl: ['allow', 'require'] } },
+		},
 		{ displayName: 'Port', name: 'port', type: 'number', default: 5432 },
 	];
 }

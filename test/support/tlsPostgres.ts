@@ -23,12 +23,19 @@ export interface TlsPostgres {
 	otherCaPem: string;
 	/** The server listens here too, but its certificate names only 127.0.0.1 and localhost. */
 	unlistedHost: string;
+	/** A user the server authenticates by client certificate only (TLS server), with that certificate and key. */
+	certificateUser: string;
+	clientCertPem: string;
+	clientKeyPem: string;
+	/** A key that does not belong to the client certificate. */
+	otherKeyPem: string;
 	stop(): Promise<void>;
 }
 
 const USER = 'postgres';
 const DATABASE = 'postgres';
 const UNLISTED_HOST = '127.0.0.2';
+const CERTIFICATE_USER = 'certificate_user';
 
 export function startTlsOnlyPostgres(): Promise<TlsPostgres> {
 	return startPostgres(true);
@@ -55,7 +62,12 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		giveTo(owner, passwordFile);
 		run(binaries.initdb, ['-D', dataDir, '-U', USER, `--pwfile=${passwordFile}`, '-A', 'scram-sha-256', '-E', 'UTF8', '--no-sync'], owner);
 		const hbaFile = join(baseDir, 'pg_hba.conf');
-		writeFileSync(hbaFile, `${tls ? 'hostssl' : 'host'} all all 127.0.0.0/8 scram-sha-256\n`);
+		writeFileSync(
+			hbaFile,
+			tls
+				? `hostssl all ${CERTIFICATE_USER} 127.0.0.0/8 cert\nhostssl all all 127.0.0.0/8 scram-sha-256\n`
+				: 'host all all 127.0.0.0/8 scram-sha-256\n',
+		);
 		giveTo(owner, hbaFile);
 
 		const port = await freePort();
@@ -70,6 +82,8 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 				'-c', `ssl=${tls ? 'on' : 'off'}`,
 				'-c', `ssl_cert_file=${certs.serverCert}`,
 				'-c', `ssl_key_file=${certs.serverKey}`,
+				// The CA the server trusts for client certificates.
+				'-c', `ssl_ca_file=${certs.caFile}`,
 				'-c', 'fsync=off',
 			],
 			{ stdio: ['ignore', 'ignore', 'pipe'], ...owner },
@@ -78,7 +92,9 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		server.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
 		const stop = () => stopServer(server, baseDir);
 		try {
-			await waitUntilReady(server, port, password, tls ? { ca: certs.caPem } : false, () => log);
+			const admin = await connectWhenReady(server, port, password, tls ? { ca: certs.caPem } : false, () => log);
+			await admin.query(`CREATE ROLE ${CERTIFICATE_USER} LOGIN; GRANT CREATE ON SCHEMA public TO ${CERTIFICATE_USER}`);
+			await admin.end();
 		} catch (error) {
 			await stop();
 			throw error;
@@ -91,6 +107,10 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 			caPem: certs.caPem,
 			otherCaPem: certs.otherCaPem,
 			unlistedHost: UNLISTED_HOST,
+			certificateUser: CERTIFICATE_USER,
+			clientCertPem: certs.clientCertPem,
+			clientKeyPem: certs.clientKeyPem,
+			otherKeyPem: certs.otherKeyPem,
 			stop,
 		};
 	} catch (error) {
@@ -150,13 +170,20 @@ function run(command: string, args: string[], owner: Owner): void {
 }
 
 interface Certificates {
+	caFile: string;
 	caPem: string;
 	otherCaPem: string;
+	clientCertPem: string;
+	clientKeyPem: string;
+	otherKeyPem: string;
 	serverCert: string;
 	serverKey: string;
 }
 
-/** A CA, a server certificate it signs for 127.0.0.1 and localhost, and an unrelated second CA. */
+/**
+ * A CA; the server certificate it signs for 127.0.0.1 and localhost; a client certificate it signs for the
+ * certificate user; and an unrelated second CA.
+ */
 function makeCertificates(baseDir: string, owner: Owner): Certificates {
 	const file = (name: string) => join(baseDir, name);
 	const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -168,22 +195,31 @@ function makeCertificates(baseDir: string, owner: Owner): Certificates {
 		);
 	newCa('ca', '/CN=Idempotency Test CA');
 	newCa('other-ca', '/CN=Some Other CA');
-	openssl(
-		'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=localhost',
-		'-keyout', file('server.key'), '-out', file('server.csr'),
-	);
-	writeFileSync(file('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-	openssl(
-		'x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial',
-		'-days', '2', '-extfile', file('server.ext'), '-out', file('server.crt'),
-	);
+	const signedByCa = (name: string, subject: string, extensions: string) => {
+		openssl(
+			'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', subject,
+			'-keyout', file(`${name}.key`), '-out', file(`${name}.csr`),
+		);
+		writeFileSync(file(`${name}.ext`), extensions);
+		openssl(
+			'x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial',
+			'-days', '2', '-extfile', file(`${name}.ext`), '-out', file(`${name}.crt`),
+		);
+	};
+	signedByCa('server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+	signedByCa('client', `/CN=${CERTIFICATE_USER}`, 'extendedKeyUsage=clientAuth\n');
 	// The server refuses a key file that others can read.
 	chmodSync(file('server.key'), 0o600);
 	giveTo(owner, file('server.key'));
 	giveTo(owner, file('server.crt'));
+	const read = (name: string) => readFileSync(file(name), 'utf8');
 	return {
-		caPem: readFileSync(file('ca.crt'), 'utf8'),
-		otherCaPem: readFileSync(file('other-ca.crt'), 'utf8'),
+		caFile: file('ca.crt'),
+		caPem: read('ca.crt'),
+		otherCaPem: read('other-ca.crt'),
+		clientCertPem: read('client.crt'),
+		clientKeyPem: read('client.key'),
+		otherKeyPem: read('other-ca.key'),
 		serverCert: file('server.crt'),
 		serverKey: file('server.key'),
 	};
@@ -200,25 +236,24 @@ function freePort(): Promise<number> {
 	});
 }
 
-async function waitUntilReady(
+async function connectWhenReady(
 	server: ChildProcess,
 	port: number,
 	password: string,
 	ssl: ClientConfig['ssl'],
 	log: () => string,
-): Promise<void> {
+): Promise<Client> {
 	const deadline = Date.now() + 30_000;
 	for (;;) {
 		if (server.exitCode !== null) throw new Error(`Test PostgreSQL exited with code ${server.exitCode}:\n${log()}`);
 		const client = new Client({ host: '127.0.0.1', port, user: USER, password, database: DATABASE, ssl });
 		try {
 			await client.connect();
-			return;
+			return client;
 		} catch (error) {
+			await client.end().catch(() => undefined);
 			if (Date.now() > deadline) throw new Error(`Test PostgreSQL did not accept connections within 30 s: ${(error as Error).message}\n${log()}`);
 			await new Promise((resolve) => setTimeout(resolve, 100));
-		} finally {
-			await client.end().catch(() => undefined);
 		}
 	}
 }

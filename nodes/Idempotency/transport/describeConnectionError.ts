@@ -1,5 +1,5 @@
-import { CaCertificateError } from './caCertificate';
 import { CONNECT_TIMEOUT_MS, type PostgresCredentials } from './postgresCredentials';
+import { TlsMaterialError } from './tlsMaterial';
 
 /**
  * Turns pg and socket errors into a sentence a user can act on. The driver's own text is left out on
@@ -10,7 +10,7 @@ export function describeConnectionError(error: unknown, credentials: PostgresCre
 	const err = error as { code?: string; message?: string };
 	const message = err?.message ?? String(error);
 	const where = `${credentials.host}:${credentials.port}`;
-	if (error instanceof CaCertificateError) return error.message;
+	if (error instanceof TlsMaterialError) return error.message;
 	const tlsProblem = describeTlsProblem(err, message, credentials);
 	if (tlsProblem) return `TLS problem connecting to ${where}: ${tlsProblem}`;
 	switch (err?.code) {
@@ -74,6 +74,9 @@ function describeTlsProblem(
 	}
 	if (code === 'CERT_HAS_EXPIRED') return "the server's certificate has expired";
 	if (code === 'CERT_NOT_YET_VALID') return "the server's certificate is not valid yet (check this machine's clock)";
+	if (code === '28000' && /requires a valid client certificate/i.test(message)) {
+		return `the server asks user "${credentials.user}" for a client certificate: fill in Client Certificate and Client Private Key`;
+	}
 	if (code === '28000' && /no encryption/i.test(message)) {
 		return 'the server accepts only TLS connections from here: set SSL to Require or Allow';
 	}

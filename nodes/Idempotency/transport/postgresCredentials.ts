@@ -1,7 +1,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { PoolConfig } from 'pg';
 
-import { caCertificatesFrom } from './caCertificate';
+import { caCertificatesFrom, clientIdentityFrom } from './tlsMaterial';
 import { timestampParsingTypes } from './timestampParser';
 
 /** How long a connection may take to open, and how long a claim may wait for a free pooled one. */
@@ -20,6 +20,9 @@ export interface PostgresCredentials {
 	ignoreSslIssues?: boolean;
 	/** PEM of the CA(s) the server's certificate must chain to; empty: the CAs Node.js trusts. */
 	caCertificate?: string;
+	/** PEM certificate and key, for servers that authenticate users by client certificate. */
+	clientCertificate?: string;
+	clientPrivateKey?: string;
 	maxConnections?: number;
 }
 
@@ -47,12 +50,17 @@ export function poolConfig(credentials: PostgresCredentials, useTls = credential
 
 /**
  * The server's certificate is verified, host name included, against the credential's CA or else the CAs
- * Node.js trusts, unless the user chose to ignore SSL issues.
+ * Node.js trusts, unless the user chose to ignore SSL issues. A client certificate is sent either way:
+ * ignoring the server's certificate does not change how the server checks the user.
  */
 function tlsOptions(credentials: PostgresCredentials): ConnectionOptions {
-	if (credentials.ignoreSslIssues) return { rejectUnauthorized: false };
+	const cert = credentials.clientCertificate?.trim() ?? '';
+	const key = credentials.clientPrivateKey?.trim() ?? '';
+	const options: ConnectionOptions = { rejectUnauthorized: !credentials.ignoreSslIssues };
+	if (cert || key) Object.assign(options, clientIdentityFrom(cert, key));
 	const ca = credentials.caCertificate?.trim();
-	return ca ? { rejectUnauthorized: true, ca: caCertificatesFrom(ca) } : { rejectUnauthorized: true };
+	if (ca && !credentials.ignoreSslIssues) options.ca = caCertificatesFrom(ca);
+	return options;
 }
 
 /** A stable identity for "the same database as the same user with the same settings". */
@@ -67,6 +75,8 @@ export function credentialIdentity(credentials: PostgresCredentials): string {
 		Boolean(credentials.ignoreSslIssues),
 		// A pool made without this CA must not serve a credential that names one, nor the other way round.
 		credentials.caCertificate?.trim() ?? '',
+		credentials.clientCertificate?.trim() ?? '',
+		credentials.clientPrivateKey?.trim() ?? '',
 		Number(credentials.maxConnections) || 10,
 	]);
 }
