@@ -51,8 +51,8 @@ function connectionTest(using: PostgresCredentials) {
 }
 
 /** What the server holds, read over a verified TLS connection of the test's own. */
-async function keysIn(table: string): Promise<string[] | null> {
-	const client = new Client({ ...credentials(), ssl: { ca: server.caPem } });
+async function keysIn(table: string, on: TlsPostgres = server): Promise<string[] | null> {
+	const client = new Client({ ...credentials({}, on), ssl: on === server ? { ca: server.caPem } : false });
 	await client.connect();
 	try {
 		const exists = await client.query('SELECT to_regclass($1) AS t', [table]);
@@ -68,6 +68,19 @@ async function poolUsesTls(using: PostgresCredentials): Promise<boolean> {
 	const pool = await poolFor(using);
 	const result = await pool.query('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
 	return result.rows[0].ssl as boolean;
+}
+
+/**
+ * The node's claim fails with `reason` and claims nothing; Test fails with the same reason, followed by the
+ * driver's own words.
+ */
+async function expectNodeAndTestToFail(using: PostgresCredentials, reason: string, on: TlsPostgres = server): Promise<void> {
+	const table = uniqueTableName('tls');
+	await expect(claim(using, table, 'evt_refused')).rejects.toThrow(reason);
+	const tested = await connectionTest(using);
+	expect(tested.status).toBe('Error');
+	expect(tested.message.startsWith(`${reason}: `)).toBe(true);
+	expect(await keysIn(table, on)).toBeNull();
 }
 
 const newKeys = (outputs: INodeExecutionData[][]) => outputs[0].map((item) => (item.json.idempotency as IDataObject).key);
@@ -101,25 +114,17 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 	});
 
 	it('Require with neither CA nor Ignore SSL Issues: node and Test both say no trusted CA signed the certificate', async () => {
-		const using = credentials();
-		const table = uniqueTableName('tls');
-		const expected = `TLS problem connecting to 127.0.0.1:${server.port}: the server's certificate is not signed by a CA this machine trusts: paste the CA that signed it into CA Certificate, or turn on Ignore SSL Issues`;
-		await expect(claim(using, table, 'evt_untrusted')).rejects.toThrow(expected);
-		const tested = await connectionTest(using);
-		expect(tested.status).toBe('Error');
-		expect(tested.message.startsWith(`${expected}: `)).toBe(true);
-		expect(await keysIn(table)).toBeNull();
+		await expectNodeAndTestToFail(
+			credentials(),
+			`TLS problem connecting to 127.0.0.1:${server.port}: the server's certificate is not signed by a CA this machine trusts: paste the CA that signed it into CA Certificate, or turn on Ignore SSL Issues`,
+		);
 	});
 
 	it('a CA that did not sign the server certificate: node and Test both name the CA Certificate as the problem', async () => {
-		const using = credentials({ caCertificate: server.otherCaPem });
-		const table = uniqueTableName('tls');
-		const expected = `TLS problem connecting to 127.0.0.1:${server.port}: the server's certificate is not signed by the CA Certificate in this credential`;
-		await expect(claim(using, table, 'evt_wrong_ca')).rejects.toThrow(expected);
-		const tested = await connectionTest(using);
-		expect(tested.status).toBe('Error');
-		expect(tested.message.startsWith(`${expected}: `)).toBe(true);
-		expect(await keysIn(table)).toBeNull();
+		await expectNodeAndTestToFail(
+			credentials({ caCertificate: server.otherCaPem }),
+			`TLS problem connecting to 127.0.0.1:${server.port}: the server's certificate is not signed by the CA Certificate in this credential`,
+		);
 	});
 
 	it('text that is no usable certificate is refused before connecting, naming the field and the problem', async () => {
@@ -169,12 +174,10 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 	});
 
 	it('Disable: node and Test both say the server accepts only TLS and which setting to change', async () => {
-		const using = credentials({ ssl: 'disable' });
-		const expected = `TLS problem connecting to 127.0.0.1:${server.port}: the server accepts only TLS connections from here: set SSL to Require or Allow`;
-		const tested = await connectionTest(using);
-		expect(tested.status).toBe('Error');
-		expect(tested.message.startsWith(`${expected}: no pg_hba.conf entry`)).toBe(true);
-		await expect(claim(using, uniqueTableName('tls'), 'evt_plain')).rejects.toThrow(expected);
+		await expectNodeAndTestToFail(
+			credentials({ ssl: 'disable' }),
+			`TLS problem connecting to 127.0.0.1:${server.port}: the server accepts only TLS connections from here: set SSL to Require or Allow`,
+		);
 	});
 });
 
@@ -194,9 +197,10 @@ describe('a user the server authenticates by client certificate', () => {
 	});
 
 	it('without them, node and Test both say the server asks for a client certificate', async () => {
-		const expected = `TLS problem connecting to 127.0.0.1:${server.port}: the server asks user "${server.certificateUser}" for a client certificate: fill in Client Certificate and Client Private Key`;
-		expect((await connectionTest(asCertificateUser())).message).toBe(`${expected}: connection requires a valid client certificate`);
-		await expect(claim(asCertificateUser(), uniqueTableName('tls'), 'evt_no_cert')).rejects.toThrow(expected);
+		await expectNodeAndTestToFail(
+			asCertificateUser(),
+			`TLS problem connecting to 127.0.0.1:${server.port}: the server asks user "${server.certificateUser}" for a client certificate: fill in Client Certificate and Client Private Key`,
+		);
 	});
 
 	it('a half-filled pair, a key of another certificate, or an encrypted key is refused before connecting', async () => {
@@ -221,16 +225,19 @@ describe('a user the server authenticates by client certificate', () => {
 
 describe('a PostgreSQL with TLS off', () => {
 	it('Require: node and Test both say the server does not accept TLS and which setting to change', async () => {
-		const using = credentials({ ssl: 'require', caCertificate: plainServer.caPem }, plainServer);
-		const expected = `TLS problem connecting to 127.0.0.1:${plainServer.port}: the server does not accept TLS: set SSL to Allow or Disable`;
-		expect(await connectionTest(using)).toEqual({ status: 'Error', message: `${expected}: The server does not support SSL connections` });
-		await expect(claim(using, uniqueTableName('tls'), 'evt_require')).rejects.toThrow(expected);
+		await expectNodeAndTestToFail(
+			credentials({ ssl: 'require', caCertificate: plainServer.caPem }, plainServer),
+			`TLS problem connecting to 127.0.0.1:${plainServer.port}: the server does not accept TLS: set SSL to Allow or Disable`,
+			plainServer,
+		);
 	});
 
 	it('Allow: node and Test both use plain TCP, and the claim goes through', async () => {
 		const using = credentials({ ssl: 'allow', caCertificate: plainServer.caPem }, plainServer);
 		expect(await connectionTest(using)).toEqual({ status: 'OK', message: 'Connection successful' });
-		expect(newKeys(await claim(using, uniqueTableName('tls'), 'evt_allow_plain'))).toEqual(['evt:evt_allow_plain']);
+		const table = uniqueTableName('tls');
+		expect(newKeys(await claim(using, table, 'evt_allow_plain'))).toEqual(['evt:evt_allow_plain']);
+		expect(await keysIn(table, plainServer)).toEqual(['evt:evt_allow_plain']);
 		expect(await poolUsesTls(using)).toBe(false);
 	});
 });
