@@ -90,7 +90,16 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		);
 		let log = '';
 		server.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
-		const stop = () => stopServer(server, baseDir);
+		// If the test process ends without stop(), the server must not outlive it.
+		const abandon = () => {
+			server.kill('SIGQUIT');
+			rmSync(baseDir, { recursive: true, force: true });
+		};
+		process.once('exit', abandon);
+		const stop = () => {
+			process.removeListener('exit', abandon);
+			return stopServer(server, baseDir);
+		};
 		try {
 			const admin = await connectWhenReady(server, port, password, tls ? { ca: certs.caPem } : false, () => log);
 			await admin.query(`CREATE ROLE ${CERTIFICATE_USER} LOGIN; GRANT CREATE ON SCHEMA public TO ${CERTIFICATE_USER}`);
