@@ -1,10 +1,11 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, type ClientConfig } from 'pg';
+
+import { freePort } from './freePort';
 
 /**
  * A PostgreSQL server of the test's own, to test TLS settings against: one that accepts TLS connections
@@ -232,17 +233,6 @@ function makeCertificates(baseDir: string, owner: Owner): Certificates {
 		serverCert: file('server.crt'),
 		serverKey: file('server.key'),
 	};
-}
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const probe = createServer();
-		probe.once('error', reject);
-		probe.listen(0, '127.0.0.1', () => {
-			const address = probe.address();
-			probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-		});
-	});
 }
 
 async function connectWhenReady(
