@@ -2,6 +2,7 @@ import { ClaimError } from '../errors';
 import { fingerprintsDiffer, type ClaimOptions, type ClaimOutcome, type ClaimRequest } from './claimOutcome';
 import { claimOnceCountingStatement, claimOnceReadOnlyStatement, claimWithLeaseStatement, type NamedStatement } from './claimSql';
 import type { ClaimTable } from './claimTable';
+import { queryStatement } from './namedStatements';
 import { CLAIM_RETRY, withTransientRetry } from './transientErrors';
 
 interface ClaimRow {
@@ -138,7 +139,7 @@ async function runClaim(
 	const values = [requests.map((r) => r.key), requests.map((r) => r.fingerprint), options.token, options.now ?? null, ...extra];
 	const { value, lostAttempts } = await withTransientRetry(
 		table.pool,
-		(client) => client.query<ClaimRow>({ ...statement, values }),
+		(client) => queryStatement<ClaimRow>(table.pool, client, statement, values),
 		CLAIM_RETRY,
 	);
 	return { rows: new Map(value.rows.map((row) => [row.key, row])), lostAttempts };
