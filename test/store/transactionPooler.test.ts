@@ -61,14 +61,14 @@ describe('through a transaction-mode pooler (PgBouncer 1.18, no prepared-stateme
 			winnersPerRound.push(outcomes.filter((o) => o.won).length);
 		}
 		expect(winnersPerRound.every((winners) => winners === 1)).toBe(true);
+		const rows = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table.ref.qualified}`);
+		expect(rows.rows[0].n).toBe(1000);
 		// The pool found the pooler and sends its claims unnamed; a direct pool keeps its prepared statements.
 		expect(usesUnnamedStatements(table.pool)).toBe(true);
 		const direct = withClaimHelper(await openClaimTable(await poolFor(testCredentials()), table.ref, { createIfMissing: false, privileges: [] }));
 		await direct.claim(['evt:direct-1']);
 		await Promise.all(Array.from({ length: 8 }, (_, i) => direct.claim([`evt:direct-${i}`])));
 		expect(usesUnnamedStatements(direct.pool)).toBe(false);
-		const rows = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table.ref.qualified}`);
-		expect(rows.rows[0].n).toBe(1000);
 	}, 120_000);
 });
 
