@@ -22,13 +22,14 @@ export class RestartablePostgres {
 		private readonly baseDir: string,
 		readonly port: number,
 		private readonly owner: { uid: number; gid: number } | undefined,
+		private readonly settings: Record<string, string>,
 	) {}
 
 	get url(): string {
 		return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
 	}
 
-	static async start(): Promise<RestartablePostgres> {
+	static async start(settings: Record<string, string> = {}): Promise<RestartablePostgres> {
 		const baseDir = mkdtempSync(join(tmpdir(), 'idempotency-restartable-'));
 		chmodSync(baseDir, 0o755);
 		const dataDir = join(baseDir, 'data');
@@ -39,7 +40,7 @@ export class RestartablePostgres {
 			stdio: 'ignore',
 			...owner,
 		});
-		const server = new RestartablePostgres(dataDir, baseDir, await freePort(), owner);
+		const server = new RestartablePostgres(dataDir, baseDir, await freePort(), owner, settings);
 		await server.up();
 		return server;
 	}
@@ -59,7 +60,7 @@ export class RestartablePostgres {
 	private async up(): Promise<void> {
 		this.process = spawn(
 			join(BIN, 'postgres'),
-			['-D', this.dataDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${this.dataDir}`, '-c', 'fsync=off'],
+			['-D', this.dataDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${this.dataDir}`, '-c', 'fsync=off', ...Object.entries(this.settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])],
 			{ stdio: 'ignore', ...this.owner },
 		);
 		const deadline = Date.now() + 30_000;

@@ -29,6 +29,12 @@ export function describeConnectionError(error: unknown, credentials: PostgresCre
 			return `Database "${credentials.database}" does not exist on ${where}`;
 		case '42501':
 			return `Permission denied for user "${credentials.user}": ${message}`;
+		case '53300':
+			return (
+				`PostgreSQL at ${where} has no connection slot left (${message}): every n8n process keeps its own pool of up to ` +
+				`${Math.max(1, Number(credentials.maxConnections) || 10)} connections, and processes × pool size must stay below the server's max_connections; ` +
+				'lower "Maximum Number of Connections" or raise max_connections'
+			);
 		case '57014':
 			return `PostgreSQL at ${where} cancelled the statement (${message}): the database is up, but the statement ran longer than its statement_timeout or was cancelled`;
 	}
