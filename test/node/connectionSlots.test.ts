@@ -63,6 +63,7 @@ describe('more n8n processes × pool size than the server has connections', () =
 			}
 		}
 		expect(newCount).toBe(events.length);
+		await closeAllPools(); // the processes' idle connections hold every slot
 		const client = new Client({ connectionString: server.url });
 		await client.connect();
 		const rows = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_slot_%'`);
