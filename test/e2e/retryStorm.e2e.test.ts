@@ -13,14 +13,16 @@
 import { Pool } from 'pg';
 
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
-import { createAppDatabase, withClient, type AppDatabase } from './support/appDatabase';
-import { InjectedFailures } from './support/injectedFailures';
-import { N8nExecutions } from './support/n8nExecutions';
-import { N8nProcess } from './support/n8nProcess';
-import { runRetryingProvider, type ProviderAnswer } from './support/retryingProvider';
-import { planStorm } from './support/stormPlan';
-import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from './support/templates';
-import { terminateConnectionsOf, type TerminatedConnections } from './support/terminateConnections';
+import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
+import { withClient } from '../support/database';
+import { InjectedFailures } from '../support/injectedFailures';
+import { N8nExecutions } from '../support/n8n/executions';
+import { templateCredentials } from '../support/n8n/credentials';
+import { N8nInstance } from '../support/n8n/instance';
+import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
+import { planStorm } from '../support/stormPlan';
+import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from '../support/workflows';
+import { terminateConnectionsOf, type TerminatedConnections } from '../support/terminateConnections';
 
 const EVENTS = Number(process.env.E2E_STORM_EVENTS ?? 200);
 const SEED = Number(process.env.E2E_STORM_SEED ?? 20261130);
@@ -44,7 +46,7 @@ const template = loadShippedWorkflow('idempotency-claim-template.json');
 let server: TestPostgres;
 let app: AppDatabase | undefined;
 let admin: Pool | undefined;
-let n8n: N8nProcess | undefined;
+let n8n: N8nInstance | undefined;
 
 beforeAll(async () => {
 	server = await startTestPostgres();
@@ -57,9 +59,9 @@ beforeAll(async () => {
 	admin.on('error', () => undefined);
 	await admin.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
 
-	n8n = await N8nProcess.create({
+	n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
-		credentialsForDatabase: app.appUrl,
+		credentials: templateCredentials(app.appUrl),
 		workflows: [template],
 		publish: [template.id],
 		databaseUrl: app.adminUrl,

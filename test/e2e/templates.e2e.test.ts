@@ -4,13 +4,15 @@
  * replayed over HTTP. Assertions read the business table and n8n's own execution records.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
-import { deliver, stripeSignature } from './support/deliver';
-import { N8nExecutions } from './support/n8nExecutions';
-import { N8nProcess } from './support/n8nProcess';
-import { REPO_ROOT, loadFixtureWorkflow, loadShippedWorkflow, tablesSql, webhookPathOf, type WorkflowJson } from './support/templates';
+import { withClient } from '../support/database';
+import { deliver, stripeSignature } from '../support/deliver';
+import { N8nExecutions } from '../support/n8n/executions';
+import { templateCredentials } from '../support/n8n/credentials';
+import { N8nInstance } from '../support/n8n/instance';
+import { REPO_ROOT, loadFixtureWorkflow, loadShippedWorkflow, tablesSql, webhookPathOf, type WorkflowJson } from '../support/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';
@@ -24,14 +26,14 @@ const fingerprintWorkflow = loadFixtureWorkflow('fingerprint-mismatch.json');
 let server: TestPostgres;
 let databaseName: string;
 let pool: Pool;
-let n8n: N8nProcess | undefined;
+let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
 beforeAll(async () => {
 	server = await startTestPostgres();
 	// A database of its own: n8n's tables (schema n8n_e2e) next to the templates' tables (public).
 	databaseName = `idem_e2e_${randomBytes(4).toString('hex')}`;
-	await withAdmin((admin) => admin.query(`CREATE DATABASE ${databaseName}`));
+	await withClient(server.url, (admin) => admin.query(`CREATE DATABASE ${databaseName}`));
 	const url = new URL(server.url);
 	url.pathname = `/${databaseName}`;
 	pool = new Pool({ connectionString: url.toString(), max: 4 });
@@ -39,9 +41,9 @@ beforeAll(async () => {
 	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
 	executions = new N8nExecutions(pool, N8N_SCHEMA);
 
-	n8n = await N8nProcess.create({
+	n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
-		credentialsForDatabase: url.toString(),
+		credentials: templateCredentials(url.toString()),
 		workflows: [claimTemplate, builtinTemplate, cleanupWorkflow, fingerprintWorkflow],
 		publish: [claimTemplate.id, builtinTemplate.id, fingerprintWorkflow.id],
 		databaseUrl: url.toString(),
@@ -53,7 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
 	await n8n?.close();
 	await pool?.end();
-	if (databaseName) await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`));
+	if (databaseName) await withClient(server.url, (admin) => admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`));
 	await server?.stop();
 }, 120_000);
 
@@ -223,14 +225,4 @@ async function businessRows(...keys: string[]): Promise<Record<string, number>> 
 async function countKeys(): Promise<number> {
 	const { rows } = await pool.query('SELECT count(*)::int AS n FROM processed_events');
 	return rows[0].n;
-}
-
-async function withAdmin<T>(work: (admin: Client) => Promise<T>): Promise<T> {
-	const admin = new Client({ connectionString: server.url });
-	await admin.connect();
-	try {
-		return await work(admin);
-	} finally {
-		await admin.end();
-	}
 }

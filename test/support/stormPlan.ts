@@ -1,4 +1,4 @@
-import { seededRandom } from '../../support/seededRandom';
+import { seededRandom } from './seededRandom';
 
 /** One webhook event of the storm: its body, the key the template derives from it, and its planned failures. */
 export interface StormEvent {

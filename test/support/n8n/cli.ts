@@ -3,13 +3,14 @@
 // ones that change what the server serves must run before it starts (or be followed by a restart).
 import { spawn } from 'node:child_process';
 
-/**
- * @param {{ nodeBin: string, n8nBin: string }} runtime  from runtime.mjs
- * @param {string[]} args  e.g. ['import:workflow', '--input=/tmp/w.json']
- * @param {Record<string,string>} env  from n8n-env.mjs
- * @returns {Promise<{ stdout: string, stderr: string }>}
- */
-export function runN8nCli(runtime, args, env, { timeoutMs = 180_000 } = {}) {
+import type { Runtime } from './runtime';
+
+export function runN8nCli(
+	runtime: Runtime,
+	args: string[],
+	env: NodeJS.ProcessEnv,
+	{ timeoutMs = 180_000 } = {},
+): Promise<{ stdout: string; stderr: string }> {
 	return new Promise((resolve, reject) => {
 		const child = spawn(runtime.nodeBin, [runtime.n8nBin, ...args], {
 			env,
@@ -34,6 +35,6 @@ export function runN8nCli(runtime, args, env, { timeoutMs = 180_000 } = {}) {
 	});
 }
 
-export function tail(text, lines) {
+export function tail(text: string, lines: number): string {
 	return text.split('\n').slice(-lines).join('\n');
 }
