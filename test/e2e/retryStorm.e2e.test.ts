@@ -152,7 +152,6 @@ async function storm(): Promise<void> {
 	const runs = await executions.settledStatusCounts(template.id, since, 20_000);
 	const failedRuns = await executions.failures(template.id, since);
 
-	// eslint-disable-next-line no-console
 	console.log(
 		`retry storm through n8n (seed ${SEED}, outage: ${OUTAGE}): ${JSON.stringify(
 			{

@@ -2,11 +2,15 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
+import type { Pool } from 'pg';
 
-export async function describeEnvironment(pool) {
+import { REPO_ROOT } from '../test/support/workflows';
+
+export type Environment = Awaited<ReturnType<typeof describeEnvironment>>;
+
+export async function describeEnvironment(pool: Pool) {
 	const { rows } = await pool.query(
 		"SELECT current_setting('server_version') AS version, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync, current_setting('shared_buffers') AS shared_buffers",
 	);
@@ -24,15 +28,15 @@ export async function describeEnvironment(pool) {
 	};
 }
 
-function packageVersion(relative) {
-	const path = `${REPO}${relative}`;
+function packageVersion(relative: string): string {
+	const path = join(REPO_ROOT, relative);
 	return existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')).version : 'not installed';
 }
 
-function gitCommit() {
+function gitCommit(): string {
 	try {
-		const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
-		const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO, encoding: 'utf8' }).trim();
+		const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+		const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 		return dirty ? `${commit} + uncommitted changes` : commit;
 	} catch {
 		return 'unknown (not a git checkout)';

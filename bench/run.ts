@@ -1,23 +1,24 @@
-#!/usr/bin/env node
 // `npm run bench` (full, writes bench/RESULTS.md) and `npm run bench -- --quick` (smoke run for .ci/run,
 // writes bench/.out/RESULTS-quick.md). Runs every benchmark in one process against one Postgres so the
 // ratios are side by side; exits non-zero only when code breaks or a correctness assertion fails.
 // `--only=claimPath,batch,…` runs a subset (development); `--no-n8n` skips the real-n8n parts.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-import { benchBatch } from './batch.mjs';
-import { benchClaimPath } from './claimPath.mjs';
-import { benchCleanup } from './cleanup.mjs';
-import { loadDist } from './dist.mjs';
-import { describeEnvironment } from './environment.mjs';
-import { benchMemory } from './memory.mjs';
-import { benchN8nMemory } from './n8nMemory.mjs';
-import { startN8nForBench } from './n8nInstance.mjs';
-import { benchN8nThroughput } from './n8nThroughput.mjs';
-import { credentialsFromUrl, startBenchPostgres } from './postgres.mjs';
-import { benchRemoveDuplicates } from './removeDuplicates.mjs';
-import { resultsMarkdown, summaryTable } from './report.mjs';
+import { credentialsFromUrl, redact } from '../test/support/database';
+import { startPostgres } from '../test/support/postgres';
+import { benchBatch } from './batch';
+import type { BenchContext, BenchResult, Benchmark } from './benchmark';
+import { benchClaimPath } from './claimPath';
+import { benchCleanup } from './cleanup';
+import { loadDist } from './dist';
+import { describeEnvironment } from './environment';
+import { benchMemory } from './memory';
+import { benchN8nMemory } from './n8nMemory';
+import { startN8nForBench, type BenchN8n } from './n8nInstance';
+import { benchN8nThroughput } from './n8nThroughput';
+import { benchRemoveDuplicates } from './removeDuplicates';
+import { resultsMarkdown, summaryTable } from './report';
 
 const BENCH_TABLES = ['bench_claim_path', 'bench_batch', 'bench_cleanup', 'bench_memory', 'bench_n8n_claims'];
 
@@ -28,39 +29,42 @@ const only = args
 	?.slice('--only='.length)
 	.split(',');
 const skipN8n = args.includes('--no-n8n');
-const wanted = (name) => !only || only.includes(name);
+const wanted = (name: string) => !only || only.includes(name);
 
-const log = (message) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const failures = [];
-const check = (condition, message) => {
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const failures: string[] = [];
+const check = (condition: boolean, message: string) => {
 	if (!condition && !failures.includes(message)) failures.push(message);
 	return condition;
 };
 
 // Plain Postgres benchmarks, then the ones in real n8n (they share one n8n instance), then the big table.
-const DATABASE_BENCHES = [
+const DATABASE_BENCHES: Array<[string, string, Benchmark]> = [
 	['claimPath', '1. Claim path: node vs raw pg', benchClaimPath],
 	['batch', '2. Batches of 10,000 items', benchBatch],
 ];
-const N8N_BENCHES = [
+const N8N_BENCHES: Array<[string, string, Benchmark]> = [
 	['n8nThroughput', '3. Throughput in real n8n', benchN8nThroughput],
 	['removeDuplicates', '4. Against Remove Duplicates', benchRemoveDuplicates],
 	['n8nMemory', '6b. Memory of the n8n process', benchN8nMemory],
 ];
-const LATE_BENCHES = [
+const LATE_BENCHES: Array<[string, string, Benchmark]> = [
 	['cleanup', '5. Cleanup at scale', benchCleanup],
 	['memory', '6a. Memory of a Node process driving the node', benchMemory],
 ];
 
-async function main() {
+async function main(): Promise<void> {
 	const startedAt = new Date();
 	const dist = loadDist();
-	const postgres = await startBenchPostgres(log);
+	// DATABASE_URL or TEST_DATABASE_URL when set, otherwise a throwaway embedded server.
+	const given = process.env.DATABASE_URL || process.env.TEST_DATABASE_URL;
+	log(given ? `using the Postgres at ${redact(given)}` : 'starting embedded Postgres…');
+	const postgres = await startPostgres(given);
 	const pool = new dist.pg.Pool({ connectionString: postgres.url, max: 10 });
 	pool.on('error', () => undefined);
-	const cleanups = [async () => pool.end(), postgres.stop];
+	const cleanups: Array<() => Promise<void>> = [async () => pool.end(), postgres.stop];
 	let interrupted = false;
-	const onSignal = async (signal) => {
+	const onSignal = async (signal: NodeJS.Signals) => {
 		if (interrupted) return;
 		interrupted = true;
 		log(`${signal}: stopping what the benchmarks started…`);
@@ -70,24 +74,32 @@ async function main() {
 	process.on('SIGINT', onSignal);
 	process.on('SIGTERM', onSignal);
 
-	const results = [];
+	const results: BenchResult[] = [];
 	let n8nDescription = 'not used';
 	try {
 		const environment = await describeEnvironment(pool);
 		log(
 			`${environment.cpu}, ${environment.cores} cores; Node ${environment.node}; Postgres ${environment.postgres}; commit ${environment.commit}`,
 		);
-		const context = { dist, url: postgres.url, credentials: credentialsFromUrl(postgres.url), pool, quick, log, check };
+		const context: BenchContext = {
+			dist,
+			url: postgres.url,
+			credentials: credentialsFromUrl(postgres.url),
+			pool,
+			quick,
+			log,
+			check,
+		};
 
-		const runOne = async (name, title, bench, extra = {}) => {
+		const runOne = async (name: string, title: string, bench: Benchmark, extra: Partial<BenchContext> = {}) => {
 			if (!wanted(name)) return;
 			log(`— ${title}`);
 			const started = Date.now();
 			try {
 				results.push({ title, ...(await bench({ ...context, ...extra })) });
 			} catch (error) {
-				log(`${title} failed: ${error?.stack ?? error}`);
-				results.push({ title, error });
+				log(`${title} failed: ${(error as Error)?.stack ?? error}`);
+				results.push({ title, error: error as Error });
 			}
 			log(`  (${Math.round((Date.now() - started) / 1000)} s)`);
 		};
@@ -95,20 +107,25 @@ async function main() {
 		for (const [name, title, bench] of DATABASE_BENCHES) await runOne(name, title, bench);
 
 		if (N8N_BENCHES.some(([name]) => wanted(name))) {
-			const n8n = skipN8n
+			const n8n: BenchN8n | { skipped: string } | { error: Error } = skipN8n
 				? { skipped: '--no-n8n was given' }
-				: await startN8nForBench({ ...context }).catch((error) => ({ error }));
-			if (n8n.stop) cleanups.push(n8n.stop);
-			n8nDescription = n8n.description ?? (n8n.skipped ? `skipped: ${n8n.skipped}` : `failed to start: ${n8n.error?.message}`);
-			if (n8n.skipped) log(`skipping the n8n benchmarks: ${n8n.skipped}`);
-			if (n8n.error) log(`n8n did not start: ${n8n.error.stack ?? n8n.error}`);
+				: await startN8nForBench(context).catch((error: Error) => ({ error }));
+			if ('stop' in n8n) cleanups.push(n8n.stop);
+			if ('skipped' in n8n) log(`skipping the n8n benchmarks: ${n8n.skipped}`);
+			if ('error' in n8n) log(`n8n did not start: ${n8n.error.stack ?? n8n.error}`);
+			n8nDescription =
+				'description' in n8n
+					? n8n.description
+					: 'skipped' in n8n
+						? `skipped: ${n8n.skipped}`
+						: `failed to start: ${n8n.error.message}`;
 			for (const [name, title, bench] of N8N_BENCHES) {
 				if (!wanted(name)) continue;
-				if (n8n.skipped) results.push({ title, skipped: n8n.skipped });
-				else if (n8n.error) results.push({ title, error: n8n.error });
+				if ('skipped' in n8n) results.push({ title, skipped: n8n.skipped });
+				else if ('error' in n8n) results.push({ title, error: n8n.error });
 				else await runOne(name, title, bench, { n8n });
 			}
-			if (n8n.stop) {
+			if ('stop' in n8n) {
 				await n8n.stop();
 				cleanups.splice(cleanups.indexOf(n8n.stop), 1);
 			}
@@ -128,10 +145,9 @@ async function main() {
 			durationS,
 			n8n: n8nDescription,
 		});
-		const target =
-			quick || only ? fileURLToPath(new URL('./.out/', import.meta.url)) : fileURLToPath(new URL('./', import.meta.url));
+		const target = quick || only ? join(__dirname, '.out') : __dirname;
 		mkdirSync(target, { recursive: true });
-		const file = `${target}${quick ? 'RESULTS-quick.md' : only ? 'RESULTS-subset.md' : 'RESULTS.md'}`;
+		const file = join(target, quick ? 'RESULTS-quick.md' : only ? 'RESULTS-subset.md' : 'RESULTS.md');
 		writeFileSync(file, markdown);
 		process.stdout.write(`\n${summaryTable(results)}\n\n`);
 		log(`wrote ${file} (${durationS} s)`);
@@ -148,7 +164,7 @@ async function main() {
 	process.exitCode = failures.length > 0 || errors.length > 0 ? 1 : 0;
 }
 
-main().catch((error) => {
+main().catch((error: Error) => {
 	log(`benchmarks broke: ${error?.stack ?? error}`);
 	process.exitCode = 1;
 });

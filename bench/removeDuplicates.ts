@@ -1,25 +1,38 @@
-// Issue 5, part 4: n8n's built-in Remove Duplicates ("Remove Items Processed in Previous Executions")
+// Against Remove Duplicates: n8n's built-in Remove Duplicates ("Remove Items Processed in Previous Executions")
 // vs the Idempotency Claim node, both in front of the same business step (an insert into business_log).
 // Every event is delivered 8 times at the same moment, as a provider's retries can be. Counted: business
 // rows per event (anything above one is a duplicate that got through) and throughput.
-import { runGroups } from './loadGenerator.mjs';
-import { eventBody } from './executeContext.mjs';
-import { freshIds } from './nodeClaims.mjs';
-import { formatMs, formatRate, summarize } from './stats.mjs';
+import type { Benchmark } from './benchmark';
+import { runGroups } from './loadGenerator';
+import { eventBody, freshIds } from './nodeClaims';
+import { formatMs, formatRate, summarize } from './stats';
 
+type Side = 'removeDuplicates' | 'nodeVsRemoveDuplicates';
+interface SideResult {
+	latencies: number[];
+	ms: number;
+	statuses: Record<string, number>;
+	answers: number;
+	failures: string[];
+	rows: number;
+	keys: number;
+	through: number;
+}
 const COPIES = 8;
-const SIDES = [
+const SIDES: Array<{ key: Side; label: string; eventType: string }> = [
 	{ key: 'removeDuplicates', label: 'Remove Duplicates → business step', eventType: 'bench-remove-duplicates' },
 	{ key: 'nodeVsRemoveDuplicates', label: 'Idempotency Claim → business step', eventType: 'bench-node' },
 ];
 
-export async function benchRemoveDuplicates({ n8n, pool, quick, log, check }) {
+export const benchRemoveDuplicates: Benchmark = async ({ n8n: started, pool, quick, log, check }) => {
+	const n8n = started!;
 	const events = quick ? 16 : 200;
-	const results = {};
+	const results = {} as Record<Side, SideResult>;
 	// Alternate the two workflows in chunks so both see the same machine conditions.
 	const chunks = quick ? 2 : 10;
 	const ids = Object.fromEntries(SIDES.map((side) => [side.key, freshIds(events, `evt_${side.key}_`)]));
-	for (const side of SIDES) results[side.key] = { latencies: [], ms: 0, statuses: {}, answers: 0, failures: [] };
+	for (const side of SIDES)
+		results[side.key] = { latencies: [], ms: 0, statuses: {}, answers: 0, failures: [], rows: 0, keys: 0, through: 0 };
 	for (let chunk = 0; chunk < chunks; chunk++) {
 		for (const side of chunk % 2 === 0 ? SIDES : [...SIDES].reverse()) {
 			const slice = ids[side.key].slice((chunk * events) / chunks, ((chunk + 1) * events) / chunks);
@@ -30,7 +43,9 @@ export async function benchRemoveDuplicates({ n8n, pool, quick, log, check }) {
 			r.ms += result.wallMs;
 			r.answers += result.answers.length;
 			r.failures.push(
-				...result.answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body.replace(/\s+/g, ' ').slice(0, 160)}`),
+				...result.answers
+					.filter((a) => a.status !== 200)
+					.map((a) => `${a.status} ${JSON.stringify(a.body).slice(0, 160)}`),
 			);
 			for (const [status, count] of Object.entries(result.statuses)) r.statuses[status] = (r.statuses[status] ?? 0) + count;
 		}
@@ -54,7 +69,7 @@ export async function benchRemoveDuplicates({ n8n, pool, quick, log, check }) {
 	check(ours.statuses[200] === events * COPIES, `Idempotency Claim workflow: answers ${JSON.stringify(ours.statuses)}`);
 
 	const theirs = results.removeDuplicates;
-	const rate = (r) => r.answers / (r.ms / 1000);
+	const rate = (r: SideResult) => r.answers / (r.ms / 1000);
 	return {
 		rows: [
 			{
@@ -92,4 +107,4 @@ export async function benchRemoveDuplicates({ n8n, pool, quick, log, check }) {
 			),
 		].join('\n'),
 	};
-}
+};

@@ -1,37 +1,42 @@
-// Issue 5, part 3: real n8n, 8 concurrent clients, distinct events. Four published workflows measured in
+// Throughput in real n8n: 8 concurrent clients, distinct events. Four published workflows measured in
 // short alternating blocks: Webhook → Respond (floor), Webhook → Idempotency Claim → Respond, the node
 // template and the built-in-nodes template (workflows/). req/s and p50/p95 per workflow; the ratios are
 // medians of per-round ratios, so load from elsewhere on a shared machine hits all four alike.
-import { eventBody } from './executeContext.mjs';
-import { runLoad } from './loadGenerator.mjs';
-import { freshIds } from './nodeClaims.mjs';
-import { formatMs, formatPercent, formatRate, formatRatio, median, summarize } from './stats.mjs';
+import type { Benchmark } from './benchmark';
+import { runLoad } from './loadGenerator';
+import type { BenchN8n, BenchWorkflow } from './n8nInstance';
+import { eventBody, freshIds } from './nodeClaims';
+import { formatMs, formatPercent, formatRate, formatRatio, median, summarize } from './stats';
 
+type Side = 'floor' | 'claim' | 'nodeTemplate' | 'builtinTemplate';
 const CONCURRENCY = 8;
-const SIDES = [
+const SIDES: Array<{ key: Side & BenchWorkflow; label: string; expect: string }> = [
 	{ key: 'floor', label: 'Webhook → Respond (floor)', expect: 'ok' },
 	{ key: 'claim', label: 'Webhook → Idempotency Claim → Respond', expect: 'new' },
 	{ key: 'nodeTemplate', label: 'node template (workflows/idempotency-claim-template.json)', expect: 'processed' },
 	{ key: 'builtinTemplate', label: 'built-in template (workflows/builtin-nodes-template.json)', expect: 'processed' },
 ];
 
-export async function benchN8nThroughput({ n8n, pool, quick, log, check }) {
+export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick, log, check }) => {
+	const n8n = started!;
 	const rounds = quick ? 3 : 12;
 	const perBlock = quick ? 24 : 100;
 	const warmup = quick ? 16 : 50;
-	const stats = Object.fromEntries(SIDES.map((side) => [side.key, { latencies: [], ms: 0, count: 0, ids: [] }]));
-	const roundRates = [];
+	const stats = Object.fromEntries(
+		SIDES.map((side) => [side.key, { latencies: [] as number[], ms: 0, count: 0, ids: [] as string[] }]),
+	) as Record<Side, { latencies: number[]; ms: number; count: number; ids: string[] }>;
+	const roundRates: Array<Record<Side, number>> = [];
 
-	const block = async (side, count) => {
+	const block = async (side: (typeof SIDES)[number], count: number) => {
 		const ids = freshIds(count, `evt_${side.key}_`);
 		const result = await runLoad(
 			ids.map((id) => ({ url: n8n.url(side.key), body: eventBody(id) })),
 			{ concurrency: CONCURRENCY },
 		);
-		const wrong = result.answers.filter((a) => a.status !== 200 || !a.body.includes(`"${side.expect}"`));
+		const wrong = result.answers.filter((a) => a.status !== 200 || a.body.status !== side.expect);
 		check(
 			wrong.length === 0,
-			`n8n ${side.key}: ${wrong.length} answers were not 200 "${side.expect}" (first: ${wrong[0]?.status} ${wrong[0]?.body.slice(0, 120)})`,
+			`n8n ${side.key}: ${wrong.length} answers were not 200 "${side.expect}" (first: ${wrong[0]?.status} ${JSON.stringify(wrong[0]?.body).slice(0, 120)})`,
 		);
 		stats[side.key].ids.push(...ids);
 		return result;
@@ -40,7 +45,7 @@ export async function benchN8nThroughput({ n8n, pool, quick, log, check }) {
 	for (const side of SIDES) await block(side, warmup);
 	for (let round = 0; round < rounds; round++) {
 		// Rotate the order so each workflow runs early and late in a round.
-		const rates = {};
+		const rates = {} as Record<Side, number>;
 		for (const side of SIDES.map((_, i) => SIDES[(i + round) % SIDES.length])) {
 			const result = await block(side, perBlock);
 			const s = stats[side.key];
@@ -58,7 +63,7 @@ export async function benchN8nThroughput({ n8n, pool, quick, log, check }) {
 	}
 
 	// Every template delivery was a new event: its business step ran exactly once.
-	for (const key of ['nodeTemplate', 'builtinTemplate']) {
+	for (const key of ['nodeTemplate', 'builtinTemplate'] as const) {
 		const { rows } = await pool.query(
 			'SELECT count(*)::int AS rows, count(DISTINCT event_key)::int AS keys FROM business_log WHERE event_key = ANY($1::text[])',
 			[stats[key].ids.map((id) => `evt:${id}`)],
@@ -69,11 +74,11 @@ export async function benchN8nThroughput({ n8n, pool, quick, log, check }) {
 		);
 	}
 
-	const rate = (key) => stats[key].count / (stats[key].ms / 1000);
+	const rate = (key: Side) => stats[key].count / (stats[key].ms / 1000);
 	const claimCost = median(roundRates.map((r) => 1 - r.claim / r.floor));
 	const templateRatio = median(roundRates.map((r) => r.nodeTemplate / r.builtinTemplate));
 	const summaries = Object.fromEntries(SIDES.map((side) => [side.key, summarize(stats[side.key].latencies)]));
-	const timings = n8n.executionTimings ? await nodeTimingsTable(n8n, perBlock) : [];
+	const timings = await nodeTimingsTable(n8n, perBlock);
 	return {
 		rows: [
 			{
@@ -103,10 +108,11 @@ export async function benchN8nThroughput({ n8n, pool, quick, log, check }) {
 			...timings,
 		].join('\n'),
 	};
-}
+};
 
 /** n8n's own per-node timings of the last executions of each workflow (from its execution records). */
-async function nodeTimingsTable(n8n, limit) {
+async function nodeTimingsTable(n8n: BenchN8n, limit: number): Promise<string[]> {
+	if (!n8n.executionTimings) return [];
 	const lines = [
 		'',
 		`Where n8n spends an execution (its own records of the last ${limit} executions per workflow; node times as n8n measures`,

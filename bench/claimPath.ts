@@ -1,12 +1,17 @@
-// Issue 5, part 1: one-item execution of the node vs a raw pooled `INSERT … ON CONFLICT (key) DO NOTHING
-// RETURNING key` of the same key shape, same server and table, in alternating blocks. New and duplicate keys.
-import { freshIds, keyOf, nodeClaimer } from './nodeClaims.mjs';
-import { probeQueries } from './queryProbe.mjs';
-import { elapsedMs, formatMs, formatRatio, mean, median, summarize } from './stats.mjs';
+// The claim path: a one-item execution of the node vs a raw pooled `INSERT … ON CONFLICT (key) DO NOTHING
+// RETURNING key` of the same key shape, same server and table, in alternating blocks; new and duplicate
+// keys; and where the node's time goes (waiting for Postgres vs its own JavaScript).
+import type { Benchmark } from './benchmark';
+import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
+import { probeQueries, type ProbeReading } from './queryProbe';
+import { elapsedMs, formatMs, formatRatio, mean, median, summarize, type Summary } from './stats';
 
 const TABLE = 'bench_claim_path';
 
-export async function benchClaimPath({ dist, credentials, pool, quick, log, check }) {
+type Path = 'new' | 'duplicate';
+const PATHS: Path[] = ['new', 'duplicate'];
+
+export const benchClaimPath: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const rounds = quick ? 8 : 30;
 	const block = quick ? 50 : 150;
 	await pool.query(`DROP TABLE IF EXISTS public.${TABLE}`);
@@ -17,10 +22,10 @@ export async function benchClaimPath({ dist, credentials, pool, quick, log, chec
 
 	// Time spent waiting for Postgres inside the node's executions; the rest is the node's JavaScript.
 	const probe = probeQueries(dist.pg);
-	const nodeWaits = { new: [], duplicate: [] };
-	const runNodeBlock = async (ids, expectNew, waits = []) => {
+	const nodeWaits: Record<Path, ProbeReading[]> = { new: [], duplicate: [] };
+	const runNodeBlock = async (ids: string[], expectNew: boolean, waits: ProbeReading[] = []) => {
 		const contexts = ids.map((id) => claimer.prepare([id]));
-		const latencies = [];
+		const latencies: number[] = [];
 		for (const context of contexts) {
 			probe.reset();
 			const started = process.hrtime.bigint();
@@ -31,8 +36,8 @@ export async function benchClaimPath({ dist, credentials, pool, quick, log, chec
 		}
 		return latencies;
 	};
-	const runRawBlock = async (ids, expectNew) => {
-		const latencies = [];
+	const runRawBlock = async (ids: string[], expectNew: boolean) => {
+		const latencies: number[] = [];
 		for (const id of ids) {
 			const started = process.hrtime.bigint();
 			const result = await pool.query(rawSql, [keyOf(id)]);
@@ -45,9 +50,9 @@ export async function benchClaimPath({ dist, credentials, pool, quick, log, chec
 		return latencies;
 	};
 
-	const results = {};
+	const results = {} as Record<Path, { node: Summary; raw: Summary; ratio: number }>;
 	try {
-		for (const path of ['new', 'duplicate']) {
+		for (const path of PATHS) {
 			const expectNew = path === 'new';
 			const idsFor = async () => {
 				const ids = freshIds(block);
@@ -57,13 +62,13 @@ export async function benchClaimPath({ dist, credentials, pool, quick, log, chec
 			// Warm-up: JIT, pool connections, plan caches.
 			await runNodeBlock(await idsFor(), expectNew);
 			await runRawBlock(await idsFor(), expectNew);
-			const node = [];
-			const raw = [];
-			const pairRatios = [];
+			const node: number[] = [];
+			const raw: number[] = [];
+			const pairRatios: number[] = [];
 			for (let round = 0; round < rounds; round++) {
 				// Alternate which side goes first so drift on the shared machine hits both alike.
-				const order = round % 2 === 0 ? ['node', 'raw'] : ['raw', 'node'];
-				const blockMeans = {};
+				const order = round % 2 === 0 ? (['node', 'raw'] as const) : (['raw', 'node'] as const);
+				const blockMeans = { node: 0, raw: 0 };
 				for (const side of order) {
 					const ids = await idsFor();
 					const latencies =
@@ -81,13 +86,13 @@ export async function benchClaimPath({ dist, credentials, pool, quick, log, chec
 	} finally {
 		probe.stop();
 	}
-	const split = (path) => {
+	const split = (path: Path) => {
 		const waits = nodeWaits[path];
 		const inPostgres = mean(waits.map((w) => w.waitMs));
 		return { inPostgres, statements: mean(waits.map((w) => w.roundTrips)), inNode: results[path].node.mean - inPostgres };
 	};
 
-	const rows = ['new', 'duplicate'].map((path) => ({
+	const rows = PATHS.map((path) => ({
 		measure: `1-item claim, ${path} key: node ÷ raw INSERT … ON CONFLICT (time per claim)`,
 		value: formatRatio(results[path].ratio),
 		ratio: results[path].ratio,
@@ -97,8 +102,8 @@ export async function benchClaimPath({ dist, credentials, pool, quick, log, chec
 	const table = [
 		'| path | side | claims | mean ms | p50 ms | p95 ms | p99 ms | claims/s (1 client) |',
 		'|---|---|---:|---:|---:|---:|---:|---:|',
-		...['new', 'duplicate'].flatMap((path) =>
-			['node', 'raw'].map((side) => {
+		...PATHS.flatMap((path) =>
+			(['node', 'raw'] as const).map((side) => {
 				const s = results[path][side];
 				return `| ${path} | ${side === 'node' ? 'node execute()' : 'raw pg'} | ${s.n} | ${formatMs(s.mean)} | ${formatMs(s.p50)} | ${formatMs(s.p95)} | ${formatMs(s.p99)} | ${Math.round(1000 / s.mean)} |`;
 			}),
@@ -119,10 +124,10 @@ export async function benchClaimPath({ dist, credentials, pool, quick, log, chec
 			'',
 			'| path | statements | waiting for Postgres ms | node JavaScript ms | raw pg total ms |',
 			'|---|---:|---:|---:|---:|',
-			...['new', 'duplicate'].map((path) => {
+			...PATHS.map((path) => {
 				const s = split(path);
 				return `| ${path} | ${s.statements.toFixed(1)} | ${formatMs(s.inPostgres)} | ${formatMs(s.inNode)} | ${formatMs(results[path].raw.mean)} |`;
 			}),
 		].join('\n'),
 	};
-}
+};

@@ -1,37 +1,40 @@
-// Issue 5, part 6 (in n8n): RSS of the n8n server process while it claims 100,000 keys, 100 per execution
-// (Webhook with 100 events → Split Out → Idempotency Claim → Respond). Sampled after a warm-up and at the end.
-import { runLoad } from './loadGenerator.mjs';
-import { freshIds } from './nodeClaims.mjs';
-import { rssOf } from './n8nInstance.mjs';
-import { formatMiB } from './stats.mjs';
+// Memory in n8n: RSS of the n8n server process while it claims 100,000 keys, 100 per execution (Webhook
+// with 100 events → Split Out → Idempotency Claim → Respond). Sampled after a warm-up and at the end.
+import type { Benchmark } from './benchmark';
+import { runLoad } from './loadGenerator';
+import { rssOf } from './n8nInstance';
+import { freshIds } from './nodeClaims';
+import { formatMiB } from './stats';
 
 const PER_EXECUTION = 100;
 const CONCURRENCY = 4;
 
-export async function benchN8nMemory({ n8n, quick, log, check }) {
-	if (!n8n.pid) return { skipped: 'could not find the n8n server process to read its RSS' };
+export const benchN8nMemory: Benchmark = async ({ n8n: started, quick, log, check }) => {
+	const n8n = started!;
+	const pid = n8n.pid;
+	if (!pid) return { skipped: 'could not find the n8n server process to read its RSS' };
 	const totalClaims = quick ? 5_000 : 100_000;
 	const settleMs = quick ? 1_000 : 3_000;
 	const warmupClaims = totalClaims / 5;
 	const steps = 4;
-	const samples = [];
-	const sample = async (claims) => {
+	const samples: Array<{ claims: number; rss: number }> = [];
+	const sample = async (claims: number) => {
 		// Give n8n a moment to finish saving executions before reading.
 		await new Promise((resolve) => setTimeout(resolve, settleMs));
-		samples.push({ claims, rss: rssOf(n8n.pid) });
+		samples.push({ claims, rss: rssOf(pid) });
 	};
-	const claimMany = async (count) => {
+	const claimMany = async (count: number) => {
 		const requests = Array.from({ length: count / PER_EXECUTION }, () => ({
 			url: n8n.url('batchClaim'),
 			body: JSON.stringify({ events: freshIds(PER_EXECUTION).map((id) => ({ id })) }),
 		}));
 		const result = await runLoad(requests, { concurrency: CONCURRENCY });
 		const wrong = result.answers.filter(
-			(a) => a.status !== 200 || !a.body.includes(`"count":${PER_EXECUTION}`) || !a.body.includes('"new"'),
+			(a) => a.status !== 200 || a.body.count !== PER_EXECUTION || a.body.status !== 'new',
 		);
 		check(
 			wrong.length === 0,
-			`n8n batched claims: ${wrong.length} answers were not 200 with ${PER_EXECUTION} new (first: ${wrong[0]?.status} ${wrong[0]?.body.slice(0, 120)})`,
+			`n8n batched claims: ${wrong.length} answers were not 200 with ${PER_EXECUTION} new (first: ${wrong[0]?.status} ${JSON.stringify(wrong[0]?.body).slice(0, 120)})`,
 		);
 		return result;
 	};
@@ -48,11 +51,11 @@ export async function benchN8nMemory({ n8n, quick, log, check }) {
 		ms += result.wallMs;
 		done += count;
 		await sample(done);
-		log(`n8n memory: ${done.toLocaleString('en')} claims, RSS ${formatMiB(samples.at(-1).rss)}`);
+		log(`n8n memory: ${done.toLocaleString('en')} claims, RSS ${formatMiB(samples[samples.length - 1].rss)}`);
 	}
 	claimsPerSecond = (totalClaims - warmupClaims) / (ms / 1000);
 	const afterWarmup = samples[1].rss;
-	const end = samples.at(-1).rss;
+	const end = samples[samples.length - 1].rss;
 	const growth = (end - afterWarmup) / afterWarmup;
 	// "Noise": RSS of a V8 process moves by some 10 % as the heap grows and shrinks between collections.
 	const withinNoise = growth <= 0.1;
@@ -67,11 +70,11 @@ export async function benchN8nMemory({ n8n, quick, log, check }) {
 		],
 		details: [
 			`${totalClaims.toLocaleString('en')} claims through real n8n, ${PER_EXECUTION} events per request (Split Out → Idempotency Claim), ${CONCURRENCY} clients;`,
-			`${Math.round(claimsPerSecond).toLocaleString('en')} claims/s after warm-up. RSS of the \`n8n start\` process (pid ${n8n.pid}), read ${settleMs / 1000} s after each step:`,
+			`${Math.round(claimsPerSecond).toLocaleString('en')} claims/s after warm-up. RSS of the \`n8n start\` process (pid ${pid}), read ${settleMs / 1000} s after each step:`,
 			'',
 			'| claims so far | RSS |',
 			'|---:|---:|',
 			...samples.map((s) => `| ${s.claims.toLocaleString('en')} | ${formatMiB(s.rss)} |`),
 		].join('\n'),
 	};
-}
+};

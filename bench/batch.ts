@@ -1,13 +1,16 @@
-// Issue 5, part 2: 10,000 items in one execution — statements sent (round trips), keys/s against a raw
-// `unnest` insert of 10,000 keys, and against claiming the same number of keys one execution per item.
-import { countRoundTrips, probeQueries } from './queryProbe.mjs';
-import { freshIds, keyOf, nodeClaimer } from './nodeClaims.mjs';
-import { formatPercent, formatRate, formatRatio, median, timed } from './stats.mjs';
+// Batches: 10,000 items in one execution — statements sent (round trips), keys/s against a raw `unnest`
+// insert of 10,000 keys, and against claiming the same number of keys one execution per item.
+import type { QueryResult } from 'pg';
+
+import type { Benchmark } from './benchmark';
+import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
+import { countRoundTrips } from './queryProbe';
+import { formatPercent, formatRate, formatRatio, median, timed } from './stats';
 
 const TABLE = 'bench_batch';
 const BATCH = 10_000;
 
-export async function benchBatch({ dist, credentials, pool, quick, log, check }) {
+export const benchBatch: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const rounds = quick ? 3 : 7;
 	const perItemCount = quick ? 1_000 : 5_000;
 	const claimer = nodeClaimer(dist, credentials, TABLE);
@@ -16,7 +19,7 @@ export async function benchBatch({ dist, credentials, pool, quick, log, check })
 	const rawSql = `INSERT INTO public.${TABLE} (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING RETURNING key`;
 
 	// Round trips for the three shapes a batch can have (the table is already prepared by then).
-	const roundTripsOf = async (label, ids, expectNew) => {
+	const roundTripsOf = async (label: string, ids: string[], expectNew: number) => {
 		const context = claimer.prepare(ids);
 		const { value, roundTrips, statements } = await countRoundTrips(dist.pg, () => claimer.run(context));
 		check(value[0].length === expectNew, `${label}: ${value[0].length} New items, expected ${expectNew}`);
@@ -38,11 +41,11 @@ export async function benchBatch({ dist, credentials, pool, quick, log, check })
 	];
 
 	// keys/s: node batch vs raw unnest batch, alternating; fresh keys every time.
-	const nodeRates = [];
-	const rawRates = [];
-	const jsonOnlyRates = [];
-	const nodeSplits = [];
-	const ratios = [];
+	const nodeRates: number[] = [];
+	const rawRates: number[] = [];
+	const jsonOnlyRates: number[] = [];
+	const nodeSplits: Array<{ ms: number; waitMs: number }> = [];
+	const ratios: number[] = [];
 	for (let round = 0; round < rounds + 1; round++) {
 		const nodeContext = claimer.prepare(freshIds(BATCH));
 		const jsonOnlyContext = claimer.prepareJsonOnly(freshIds(BATCH));
@@ -56,7 +59,7 @@ export async function benchBatch({ dist, credentials, pool, quick, log, check })
 		// Time the raw statement the same way (probe on), so both sides carry the same tiny probe cost.
 		const runRaw = async () => {
 			const { ms, value: probed } = await timed(() => countRoundTrips(dist.pg, () => pool.query(rawSql, [rawKeys])));
-			const value = probed.value;
+			const value = probed.value as QueryResult;
 			check(value.rowCount === BATCH, `raw batch inserted ${value.rowCount} of ${BATCH}`);
 			return BATCH / (ms / 1000);
 		};
@@ -140,4 +143,4 @@ export async function benchBatch({ dist, credentials, pool, quick, log, check })
 			),
 		].join('\n'),
 	};
-}
+};

@@ -1,23 +1,27 @@
-// The workflows the n8n benchmarks publish: their own small ones (built here) and the two shipped
-// templates from workflows/ (used as they are, with an id added). Credentials are the ones
-// scripts/n8n/credentials.mjs imports, referenced by name like the templates do.
+// The small workflows the n8n benchmarks publish besides the shipped templates. Credentials are the
+// ones test/support/n8n/credentials.ts imports, referenced by name like the templates do.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 
-import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL } from '../scripts/n8n/credentials.mjs';
-import { newWorkflowId } from '../scripts/n8n/instance.mjs';
+import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL } from '../test/support/n8n/credentials';
+import { newWorkflowId, type WorkflowJson, type WorkflowNode } from '../test/support/workflows';
 
-export const CLAIM_TABLE = 'bench_n8n_claims';
-export const BUSINESS_TABLE = 'business_log';
+const CLAIM_TABLE = 'bench_n8n_claims';
+const BUSINESS_TABLE = 'business_log';
 
 const idempotencyCredentials = { idempotencyPostgresApi: { id: IDEMPOTENCY_CREDENTIAL.id, name: IDEMPOTENCY_CREDENTIAL.name } };
 const postgresCredentials = { postgres: { id: POSTGRES_CREDENTIAL.id, name: POSTGRES_CREDENTIAL.name } };
 
-function node(name, type, typeVersion, parameters, extra = {}) {
+function node(
+	name: string,
+	type: string,
+	typeVersion: number,
+	parameters: Record<string, unknown>,
+	extra: Record<string, unknown> = {},
+): WorkflowNode {
 	return { id: randomUUID(), name, type, typeVersion, position: [0, 0], parameters, ...extra };
 }
 
-function webhook(path) {
+function webhook(path: string): WorkflowNode {
 	return node(
 		'Webhook',
 		'n8n-nodes-base.webhook',
@@ -27,7 +31,7 @@ function webhook(path) {
 	);
 }
 
-function respond(name, body) {
+function respond(name: string, body: string): WorkflowNode {
 	return node(name, 'n8n-nodes-base.respondToWebhook', 1.4, {
 		respondWith: 'json',
 		responseBody: body,
@@ -35,7 +39,7 @@ function respond(name, body) {
 	});
 }
 
-function claim(extraParameters = {}) {
+function claim(extraParameters: Record<string, unknown> = {}): WorkflowNode {
 	return node(
 		'Idempotency Claim',
 		'n8n-nodes-idempotency.idempotencyClaim',
@@ -45,7 +49,7 @@ function claim(extraParameters = {}) {
 	);
 }
 
-function businessInsert(keyExpression, eventType) {
+function businessInsert(keyExpression: string, eventType: string): WorkflowNode {
 	return node(
 		'Business Step',
 		'n8n-nodes-base.postgres',
@@ -60,8 +64,12 @@ function businessInsert(keyExpression, eventType) {
 }
 
 /** nodes in order; links: [from, to, fromOutput = 0] */
-function workflow(name, nodes, links) {
-	const connections = {};
+function workflow(
+	name: string,
+	nodes: WorkflowNode[],
+	links: Array<[string, string, number?]>,
+): WorkflowJson {
+	const connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }> = {};
 	for (const [from, to, output = 0] of links) {
 		const outputs = (connections[from] ??= { main: [] }).main;
 		while (outputs.length <= output) outputs.push([]);
@@ -72,12 +80,12 @@ function workflow(name, nodes, links) {
 }
 
 /** Webhook → Respond: what n8n itself costs per request. */
-export function floorWorkflow(path = 'bench-floor') {
+export function floorWorkflow(path = 'bench-floor'): WorkflowJson {
 	return workflow('bench: floor', [webhook(path), respond('Respond', '{"status":"ok"}')], [['Webhook', 'Respond']]);
 }
 
 /** Webhook → Idempotency Claim → Respond (New / Duplicate). */
-export function claimWorkflow(path = 'bench-claim') {
+export function claimWorkflow(path = 'bench-claim'): WorkflowJson {
 	return workflow(
 		'bench: claim',
 		[webhook(path), claim(), respond('Respond New', '{"status":"new"}'), respond('Respond Duplicate', '{"status":"duplicate"}')],
@@ -90,7 +98,7 @@ export function claimWorkflow(path = 'bench-claim') {
 }
 
 /** Webhook → Idempotency Claim → (New) business insert → Respond; (Duplicate) → Respond. */
-export function claimWithBusinessStepWorkflow(path, eventType) {
+export function claimWithBusinessStepWorkflow(path: string, eventType: string): WorkflowJson {
 	return workflow(
 		'bench: claim + business step',
 		[
@@ -110,7 +118,7 @@ export function claimWithBusinessStepWorkflow(path, eventType) {
 }
 
 /** Webhook → Remove Duplicates (seen in previous executions) → business insert → Respond. */
-export function removeDuplicatesWorkflow(path, eventType) {
+export function removeDuplicatesWorkflow(path: string, eventType: string): WorkflowJson {
 	return workflow(
 		'bench: Remove Duplicates + business step',
 		[
@@ -133,7 +141,7 @@ export function removeDuplicatesWorkflow(path, eventType) {
 }
 
 /** Webhook (body {events:[{id}…]}) → Split Out → Idempotency Claim → Respond: many claims per execution. */
-export function batchClaimWorkflow(path = 'bench-batch-claim') {
+export function batchClaimWorkflow(path = 'bench-batch-claim'): WorkflowJson {
 	return workflow(
 		'bench: batched claims',
 		[
@@ -150,16 +158,4 @@ export function batchClaimWorkflow(path = 'bench-batch-claim') {
 			['Idempotency Claim', 'Respond Duplicate', 1],
 		],
 	);
-}
-
-/** A shipped template from workflows/, with an id; returns it and its webhook path. */
-export function shippedTemplate(file) {
-	const template = JSON.parse(readFileSync(new URL(`../workflows/${file}`, import.meta.url), 'utf8'));
-	const hook = template.nodes.find((n) => n.type === 'n8n-nodes-base.webhook');
-	if (!hook) throw new Error(`workflows/${file} has no Webhook node`);
-	return { workflow: { ...template, id: newWorkflowId(), active: false }, path: hook.parameters.path };
-}
-
-export function webhookPathOf(workflowJson) {
-	return workflowJson.nodes.find((n) => n.type === 'n8n-nodes-base.webhook').parameters.path;
 }

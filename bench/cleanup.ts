@@ -1,8 +1,13 @@
-// Issue 5, part 5: cleanup at scale. 5 million keys spread over 60 days (generate_series), then the
-// Idempotency Key node's purge deletes the older half (one day per execution, batches of 10,000) while one
-// client keeps claiming: purge time, table and index size per million keys, claim p99 during purge vs idle.
-import { freshIds, nodeClaimer, purgeRunner } from './nodeClaims.mjs';
-import { elapsedMs, formatMs, formatRatio, summarize, timed } from './stats.mjs';
+// Cleanup at scale: 5 million keys spread over 60 days (generate_series), then the Idempotency Key node's
+// purge deletes the older half (one day per execution, batches of 10,000) while one client keeps claiming:
+// purge time, table and index size per million keys, claim p99 during purge vs idle.
+import type { IDataObject } from 'n8n-workflow';
+import type { Pool } from 'pg';
+
+import type { TableRef } from '../nodes/Idempotency/store/tableRef';
+import type { Benchmark } from './benchmark';
+import { freshIds, nodeClaimer, purgeRunner } from './nodeClaims';
+import { elapsedMs, formatMiB, formatMs, formatRatio, summarize, timed } from './stats';
 
 const TABLE = 'bench_cleanup';
 const DAYS = 60;
@@ -11,7 +16,7 @@ const MIN_IDLE_WINDOW_MS = 300;
 // The node's default batch size; BENCH_PURGE_BATCH tries another (to tune the default).
 const PURGE_BATCH = Number(process.env.BENCH_PURGE_BATCH) || 10_000;
 
-export async function benchCleanup({ dist, credentials, pool, quick, log, check }) {
+export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const total = quick ? 200_000 : 5_000_000;
 	const ref = dist.tableRef('public', TABLE);
 
@@ -32,21 +37,21 @@ export async function benchCleanup({ dist, credentials, pool, quick, log, check 
 			[total],
 		);
 		await pool.query(`ALTER TABLE ${ref.qualified} ADD CONSTRAINT ${TABLE}_pkey PRIMARY KEY (key)`);
-		await pool.query(ddl.at(-1)); // CREATE INDEX … (first_seen)
+		await pool.query(ddl[ddl.length - 1]); // CREATE INDEX … (first_seen)
 		await pool.query(`VACUUM ANALYZE ${ref.qualified}`);
 		// Flush the load's dirty pages now, so neither the idle nor the purge window inherits that checkpoint.
 		await pool.query('CHECKPOINT').catch(() => undefined);
 	});
 	const sizes = await sizesOf(pool, ref);
-	const perMillion = (bytes) => bytes / (total / 1e6);
+	const perMillion = (bytes: number) => bytes / (total / 1e6);
 	log(
-		`cleanup: loaded in ${(loadMs / 1000).toFixed(0)} s; total ${mib(sizes.total)} (${mib(perMillion(sizes.total))} per million keys)`,
+		`cleanup: loaded in ${(loadMs / 1000).toFixed(0)} s; total ${formatMiB(sizes.total)} (${formatMiB(perMillion(sizes.total))} per million keys)`,
 	);
 
 	const claimer = nodeClaimer(dist, credentials, TABLE);
 	const purge = purgeRunner(dist, credentials, TABLE);
-	const claimLoop = async (shouldStop) => {
-		const latencies = [];
+	const claimLoop = async (shouldStop: () => boolean) => {
+		const latencies: number[] = [];
 		while (!shouldStop()) {
 			const context = claimer.prepare(freshIds(1));
 			const started = process.hrtime.bigint();
@@ -63,14 +68,14 @@ export async function benchCleanup({ dist, credentials, pool, quick, log, check 
 	// elsewhere on the machine and checkpoints hit both alike.
 	let warmupLeft = 200;
 	await claimLoop(() => warmupLeft-- <= 0);
-	const duringLatencies = [];
-	const idleLatencies = [];
+	const duringLatencies: number[] = [];
+	const idleLatencies: number[] = [];
 	const stepDays = quick ? 5 : 1;
 	let purgeMs = 0;
 	let deleted = 0;
 	let batches = 0;
 	let executions = 0;
-	let cutoff;
+	let cutoff: unknown;
 	for (let days = DAYS - stepDays; days >= PURGE_OLDER_THAN_DAYS; days -= stepDays) {
 		let purgeDone = false;
 		const started = process.hrtime.bigint();
@@ -81,7 +86,7 @@ export async function benchCleanup({ dist, credentials, pool, quick, log, check 
 		const ms = elapsedMs(started);
 		purgeMs += ms;
 		duringLatencies.push(...latencies);
-		const result = output[0][0].json;
+		const result = output[0][0].json as IDataObject & { deleted: number; batches: number };
 		deleted += result.deleted;
 		batches += result.batches;
 		executions++;
@@ -110,8 +115,8 @@ export async function benchCleanup({ dist, credentials, pool, quick, log, check 
 	await pool.query(`DROP TABLE ${ref.qualified}`);
 
 	const p99Ratio = during.p99 / idle.p99;
-	const sizeRow = (label, s, keys) =>
-		`| ${label} | ${mib(s.heap)} | ${mib(s.pkey)} | ${mib(s.firstSeen)} | ${mib(s.total)} | ${mib(s.total / (keys / 1e6))} |`;
+	const sizeRow = (label: string, s: Sizes, keys: number) =>
+		`| ${label} | ${formatMiB(s.heap)} | ${formatMiB(s.pkey)} | ${formatMiB(s.firstSeen)} | ${formatMiB(s.total)} | ${formatMiB(s.total / (keys / 1e6))} |`;
 	return {
 		rows: [
 			{
@@ -125,7 +130,7 @@ export async function benchCleanup({ dist, credentials, pool, quick, log, check 
 				value: `${(purgeMs / 1000).toFixed(1)} s`,
 				target: 'reported',
 			},
-			{ measure: 'table + indexes per million keys', value: mib(perMillion(sizes.total)), target: 'reported' },
+			{ measure: 'table + indexes per million keys', value: formatMiB(perMillion(sizes.total)), target: 'reported' },
 		],
 		details: [
 			`${total.toLocaleString('en')} keys (\`evt:evt_\` + 24 hex chars, with a claim token like the node writes) spread evenly over ${DAYS} days,`,
@@ -152,10 +157,17 @@ export async function benchCleanup({ dist, credentials, pool, quick, log, check 
 			`| while a purge runs | ${during.n} | ${formatMs(during.p50)} | ${formatMs(during.p95)} | ${formatMs(during.p99)} | ${formatMs(during.max)} |`,
 		].join('\n'),
 	};
+};
+
+interface Sizes {
+	heap: number;
+	pkey: number;
+	firstSeen: number;
+	total: number;
 }
 
-async function sizesOf(pool, ref) {
-	const { rows } = await pool.query(
+async function sizesOf(pool: Pool, ref: TableRef): Promise<Sizes> {
+	const { rows } = await pool.query<{ heap: number; pkey: number; first_seen: number; total: number }>(
 		`SELECT pg_table_size($1::regclass)::float8 AS heap,
 		        pg_relation_size($2::regclass)::float8 AS pkey,
 		        pg_relation_size($3::regclass)::float8 AS first_seen,
@@ -165,4 +177,3 @@ async function sizesOf(pool, ref) {
 	return { heap: rows[0].heap, pkey: rows[0].pkey, firstSeen: rows[0].first_seen, total: rows[0].total };
 }
 
-const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
