@@ -28,4 +28,3 @@ export default [
 		extends: [js.configs.recommended, tseslint.configs.recommended],
 	}),
 ];
-

@@ -21,8 +21,13 @@ export const benchBatch: Benchmark = async ({ dist, credentials, pool, quick, lo
 	// Round trips for the three shapes a batch can have (the table is already prepared by then).
 	const roundTripsOf = async (label: string, ids: string[], expectNew: number) => {
 		const context = claimer.prepare(ids);
-		const { value, roundTrips, statements } = await countRoundTrips(dist.pg, () => claimer.run(context));
-		check(value[0].length === expectNew, `${label}: ${value[0].length} New items, expected ${expectNew}`);
+		const { value, roundTrips, statements } = await countRoundTrips(dist.pg, () =>
+			claimer.run(context),
+		);
+		check(
+			value[0].length === expectNew,
+			`${label}: ${value[0].length} New items, expected ${expectNew}`,
+		);
 		check(value[0].length + value[1].length === ids.length, `${label}: items lost`);
 		return { label, roundTrips, statements };
 	};
@@ -51,14 +56,21 @@ export const benchBatch: Benchmark = async ({ dist, credentials, pool, quick, lo
 		const jsonOnlyContext = claimer.prepareJsonOnly(freshIds(BATCH));
 		const rawKeys = freshIds(BATCH).map(keyOf);
 		const runNode = async () => {
-			const { ms, value: probed } = await timed(() => countRoundTrips(dist.pg, () => claimer.run(nodeContext)));
-			check(probed.value[0].length === BATCH, `batch: ${probed.value[0].length} of ${BATCH} fresh keys were New`);
+			const { ms, value: probed } = await timed(() =>
+				countRoundTrips(dist.pg, () => claimer.run(nodeContext)),
+			);
+			check(
+				probed.value[0].length === BATCH,
+				`batch: ${probed.value[0].length} of ${BATCH} fresh keys were New`,
+			);
 			if (round > 0) nodeSplits.push({ ms, waitMs: probed.waitMs });
 			return BATCH / (ms / 1000);
 		};
 		// Time the raw statement the same way (probe on), so both sides carry the same tiny probe cost.
 		const runRaw = async () => {
-			const { ms, value: probed } = await timed(() => countRoundTrips(dist.pg, () => pool.query(rawSql, [rawKeys])));
+			const { ms, value: probed } = await timed(() =>
+				countRoundTrips(dist.pg, () => pool.query(rawSql, [rawKeys])),
+			);
 			const value = probed.value as QueryResult;
 			check(value.rowCount === BATCH, `raw batch inserted ${value.rowCount} of ${BATCH}`);
 			return BATCH / (ms / 1000);

@@ -32,7 +32,10 @@ export const benchClaimPath: Benchmark = async ({ dist, credentials, pool, quick
 			const [created, duplicate] = await claimer.run(context);
 			latencies.push(elapsedMs(started));
 			waits.push(probe.read());
-			check((expectNew ? created : duplicate).length === 1, `node ${expectNew ? 'new' : 'duplicate'} key routed wrongly`);
+			check(
+				(expectNew ? created : duplicate).length === 1,
+				`node ${expectNew ? 'new' : 'duplicate'} key routed wrongly`,
+			);
 		}
 		return latencies;
 	};
@@ -56,7 +59,10 @@ export const benchClaimPath: Benchmark = async ({ dist, credentials, pool, quick
 			const expectNew = path === 'new';
 			const idsFor = async () => {
 				const ids = freshIds(block);
-				if (!expectNew) await pool.query(`INSERT INTO public.${TABLE} (key) SELECT unnest($1::text[])`, [ids.map(keyOf)]);
+				if (!expectNew)
+					await pool.query(`INSERT INTO public.${TABLE} (key) SELECT unnest($1::text[])`, [
+						ids.map(keyOf),
+					]);
 				return ids;
 			};
 			// Warm-up: JIT, pool connections, plan caches.
@@ -72,7 +78,9 @@ export const benchClaimPath: Benchmark = async ({ dist, credentials, pool, quick
 				for (const side of order) {
 					const ids = await idsFor();
 					const latencies =
-						side === 'node' ? await runNodeBlock(ids, expectNew, nodeWaits[path]) : await runRawBlock(ids, expectNew);
+						side === 'node'
+							? await runNodeBlock(ids, expectNew, nodeWaits[path])
+							: await runRawBlock(ids, expectNew);
 					(side === 'node' ? node : raw).push(...latencies);
 					blockMeans[side] = mean(latencies);
 				}
@@ -89,7 +97,11 @@ export const benchClaimPath: Benchmark = async ({ dist, credentials, pool, quick
 	const split = (path: Path) => {
 		const waits = nodeWaits[path];
 		const inPostgres = mean(waits.map((w) => w.waitMs));
-		return { inPostgres, statements: mean(waits.map((w) => w.roundTrips)), inNode: results[path].node.mean - inPostgres };
+		return {
+			inPostgres,
+			statements: mean(waits.map((w) => w.roundTrips)),
+			inNode: results[path].node.mean - inPostgres,
+		};
 	};
 
 	const rows = PATHS.map((path) => ({

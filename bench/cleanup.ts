@@ -110,7 +110,10 @@ export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, 
 		rows[0].remaining === total + claimed - deleted,
 		`purge: ${rows[0].remaining} rows remain, expected ${total + claimed - deleted}`,
 	);
-	check(Math.abs(deleted - total / 2) <= total * 0.01, `purge deleted ${deleted} keys, expected about half of ${total}`);
+	check(
+		Math.abs(deleted - total / 2) <= total * 0.01,
+		`purge deleted ${deleted} keys, expected about half of ${total}`,
+	);
 	const after = await sizesOf(pool, ref);
 	await pool.query(`DROP TABLE ${ref.qualified}`);
 
@@ -130,7 +133,11 @@ export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, 
 				value: `${(purgeMs / 1000).toFixed(1)} s`,
 				target: 'reported',
 			},
-			{ measure: 'table + indexes per million keys', value: formatMiB(perMillion(sizes.total)), target: 'reported' },
+			{
+				measure: 'table + indexes per million keys',
+				value: formatMiB(perMillion(sizes.total)),
+				target: 'reported',
+			},
 		],
 		details: [
 			`${total.toLocaleString('en')} keys (\`evt:evt_\` + 24 hex chars, with a claim token like the node writes) spread evenly over ${DAYS} days,`,
@@ -147,7 +154,11 @@ export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, 
 			'| sizes | heap | primary key | first_seen index | total | per million keys |',
 			'|---|---:|---:|---:|---:|---:|',
 			sizeRow(`after load (${(total / 1e6).toFixed(1)} M keys)`, sizes, total),
-			sizeRow(`after purge, before VACUUM (${(rows[0].remaining / 1e6).toFixed(2)} M keys)`, after, rows[0].remaining),
+			sizeRow(
+				`after purge, before VACUUM (${(rows[0].remaining / 1e6).toFixed(2)} M keys)`,
+				after,
+				rows[0].remaining,
+			),
 			'',
 			'One client claiming fresh keys through the node (1 item per execution), sequentially:',
 			'',
@@ -167,13 +178,22 @@ interface Sizes {
 }
 
 async function sizesOf(pool: Pool, ref: TableRef): Promise<Sizes> {
-	const { rows } = await pool.query<{ heap: number; pkey: number; first_seen: number; total: number }>(
+	const { rows } = await pool.query<{
+		heap: number;
+		pkey: number;
+		first_seen: number;
+		total: number;
+	}>(
 		`SELECT pg_table_size($1::regclass)::float8 AS heap,
 		        pg_relation_size($2::regclass)::float8 AS pkey,
 		        pg_relation_size($3::regclass)::float8 AS first_seen,
 		        pg_total_relation_size($1::regclass)::float8 AS total`,
 		[ref.qualified, `public.${ref.table}_pkey`, `public.${ref.firstSeenIndex}`],
 	);
-	return { heap: rows[0].heap, pkey: rows[0].pkey, firstSeen: rows[0].first_seen, total: rows[0].total };
+	return {
+		heap: rows[0].heap,
+		pkey: rows[0].pkey,
+		firstSeen: rows[0].first_seen,
+		total: rows[0].total,
+	};
 }
-

@@ -35,8 +35,14 @@ function packageVersion(relative: string): string {
 
 function gitCommit(): string {
 	try {
-		const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-		const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+		const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+			cwd: REPO_ROOT,
+			encoding: 'utf8',
+		}).trim();
+		const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+			cwd: REPO_ROOT,
+			encoding: 'utf8',
+		}).trim();
 		return dirty ? `${commit} + uncommitted changes` : commit;
 	} catch {
 		return 'unknown (not a git checkout)';

@@ -38,7 +38,10 @@ export async function runLoad(
 }
 
 /** Sends every request of each group at the same moment (e.g. 8 deliveries of one event), group after group. */
-export async function runGroups(groups: LoadRequest[][], { timeoutMs = 60_000 } = {}): Promise<LoadResult> {
+export async function runGroups(
+	groups: LoadRequest[][],
+	{ timeoutMs = 60_000 } = {},
+): Promise<LoadResult> {
 	const latencies: number[] = [];
 	const answers: Delivery[] = [];
 	const started = process.hrtime.bigint();

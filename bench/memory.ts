@@ -20,7 +20,9 @@ export const benchMemory: Benchmark = async ({ url, quick, log, check }) => {
 		{ maxBuffer: 1024 * 1024, timeout: 10 * 60_000 },
 	);
 	const lines = stdout.trim().split('\n');
-	const { samples, poolCounts, wrong, seconds } = JSON.parse(lines[lines.length - 1]) as MemoryReport;
+	const { samples, poolCounts, wrong, seconds } = JSON.parse(
+		lines[lines.length - 1],
+	) as MemoryReport;
 	check(wrong === 0, `memory: ${wrong} executions did not route all fresh keys to New`);
 	check(
 		poolCounts.length === 1 && poolCounts[0] === 1,
@@ -54,7 +56,10 @@ export const benchMemory: Benchmark = async ({ url, quick, log, check }) => {
 			'',
 			'| claims so far | RSS | heap used | open pools |',
 			'|---:|---:|---:|---:|',
-			...samples.map((s) => `| ${s.claims.toLocaleString('en')} | ${formatMiB(s.rss)} | ${formatMiB(s.heapUsed)} | ${s.pools} |`),
+			...samples.map(
+				(s) =>
+					`| ${s.claims.toLocaleString('en')} | ${formatMiB(s.rss)} | ${formatMiB(s.heapUsed)} | ${s.pools} |`,
+			),
 		].join('\n'),
 	};
 };

@@ -44,7 +44,8 @@ export interface BenchN8n {
 	pid: number | null;
 	url(workflow: BenchWorkflow): string;
 	/** n8n's per-node timings of a workflow's recent executions (null when n8n keeps its data in SQLite). */
-	executionTimings: ((workflow: BenchWorkflow, limit?: number) => ReturnType<N8nExecutions['timings']>) | null;
+	executionTimings:
+		((workflow: BenchWorkflow, limit?: number) => ReturnType<N8nExecutions['timings']>) | null;
 	description: string;
 	stop(): Promise<void>;
 }
@@ -61,7 +62,9 @@ export async function startN8nForBench({
 	log(message: string): void;
 }): Promise<BenchN8n | { skipped: string }> {
 	const paths = runtimePaths();
-	const installed = [paths.nodeDir, paths.n8nDir].every((dir) => existsSync(join(dir, '.complete')));
+	const installed = [paths.nodeDir, paths.n8nDir].every((dir) =>
+		existsSync(join(dir, '.complete')),
+	);
 	if (!installed && quick) {
 		return {
 			skipped: `n8n ${paths.version} is not installed in ${paths.root} yet and --quick does not install it (a full run or \`npx tsx test/support/n8n/runtime.ts\` does)`,
@@ -94,9 +97,9 @@ export async function startN8nForBench({
 	}
 
 	const n8nVersion = (
-		JSON.parse(
-			readFileSync(join(paths.n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8'),
-		) as { version: string }
+		JSON.parse(readFileSync(join(paths.n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as {
+			version: string;
+		}
 	).version;
 	const nodeVersion = execFileSync(paths.nodeBin, ['--version'], { encoding: 'utf8' }).trim();
 	const executions = n8nOnSqlite ? null : new N8nExecutions(pool, N8N_SCHEMA);

@@ -51,7 +51,9 @@ export const benchN8nMemory: Benchmark = async ({ n8n: started, quick, log, chec
 		ms += result.wallMs;
 		done += count;
 		await sample(done);
-		log(`n8n memory: ${done.toLocaleString('en')} claims, RSS ${formatMiB(samples[samples.length - 1].rss)}`);
+		log(
+			`n8n memory: ${done.toLocaleString('en')} claims, RSS ${formatMiB(samples[samples.length - 1].rss)}`,
+		);
 	}
 	claimsPerSecond = (totalClaims - warmupClaims) / (ms / 1000);
 	const afterWarmup = samples[1].rss;

@@ -13,8 +13,16 @@ const CONCURRENCY = 8;
 const SIDES: Array<{ key: Side & BenchWorkflow; label: string; expect: string }> = [
 	{ key: 'floor', label: 'Webhook → Respond (floor)', expect: 'ok' },
 	{ key: 'claim', label: 'Webhook → Idempotency Claim → Respond', expect: 'new' },
-	{ key: 'nodeTemplate', label: 'node template (workflows/idempotency-claim-template.json)', expect: 'processed' },
-	{ key: 'builtinTemplate', label: 'built-in template (workflows/builtin-nodes-template.json)', expect: 'processed' },
+	{
+		key: 'nodeTemplate',
+		label: 'node template (workflows/idempotency-claim-template.json)',
+		expect: 'processed',
+	},
+	{
+		key: 'builtinTemplate',
+		label: 'built-in template (workflows/builtin-nodes-template.json)',
+		expect: 'processed',
+	},
 ];
 
 export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick, log, check }) => {
@@ -23,7 +31,10 @@ export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick,
 	const perBlock = quick ? 24 : 100;
 	const warmup = quick ? 16 : 50;
 	const stats = Object.fromEntries(
-		SIDES.map((side) => [side.key, { latencies: [] as number[], ms: 0, count: 0, ids: [] as string[] }]),
+		SIDES.map((side) => [
+			side.key,
+			{ latencies: [] as number[], ms: 0, count: 0, ids: [] as string[] },
+		]),
 	) as Record<Side, { latencies: number[]; ms: number; count: number; ids: string[] }>;
 	const roundRates: Array<Record<Side, number>> = [];
 
@@ -77,7 +88,9 @@ export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick,
 	const rate = (key: Side) => stats[key].count / (stats[key].ms / 1000);
 	const claimCost = median(roundRates.map((r) => 1 - r.claim / r.floor));
 	const templateRatio = median(roundRates.map((r) => r.nodeTemplate / r.builtinTemplate));
-	const summaries = Object.fromEntries(SIDES.map((side) => [side.key, summarize(stats[side.key].latencies)]));
+	const summaries = Object.fromEntries(
+		SIDES.map((side) => [side.key, summarize(stats[side.key].latencies)]),
+	);
 	const timings = await nodeTimingsTable(n8n, perBlock);
 	return {
 		rows: [

@@ -8,8 +8,12 @@ import { newWorkflowId, type WorkflowJson, type WorkflowNode } from '../test/sup
 const CLAIM_TABLE = 'bench_n8n_claims';
 const BUSINESS_TABLE = 'business_log';
 
-const idempotencyCredentials = { idempotencyPostgresApi: { id: IDEMPOTENCY_CREDENTIAL.id, name: IDEMPOTENCY_CREDENTIAL.name } };
-const postgresCredentials = { postgres: { id: POSTGRES_CREDENTIAL.id, name: POSTGRES_CREDENTIAL.name } };
+const idempotencyCredentials = {
+	idempotencyPostgresApi: { id: IDEMPOTENCY_CREDENTIAL.id, name: IDEMPOTENCY_CREDENTIAL.name },
+};
+const postgresCredentials = {
+	postgres: { id: POSTGRES_CREDENTIAL.id, name: POSTGRES_CREDENTIAL.name },
+};
 
 function node(
 	name: string,
@@ -69,26 +73,45 @@ function workflow(
 	nodes: WorkflowNode[],
 	links: Array<[string, string, number?]>,
 ): WorkflowJson {
-	const connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }> = {};
+	const connections: Record<
+		string,
+		{ main: Array<Array<{ node: string; type: string; index: number }>> }
+	> = {};
 	for (const [from, to, output = 0] of links) {
 		const outputs = (connections[from] ??= { main: [] }).main;
 		while (outputs.length <= output) outputs.push([]);
 		outputs[output].push({ node: to, type: 'main', index: 0 });
 	}
 	nodes.forEach((n, index) => (n.position = [index * 220, 300]));
-	return { id: newWorkflowId(), name, nodes, connections, settings: { executionOrder: 'v1' }, active: false };
+	return {
+		id: newWorkflowId(),
+		name,
+		nodes,
+		connections,
+		settings: { executionOrder: 'v1' },
+		active: false,
+	};
 }
 
 /** Webhook → Respond: what n8n itself costs per request. */
 export function floorWorkflow(path = 'bench-floor'): WorkflowJson {
-	return workflow('bench: floor', [webhook(path), respond('Respond', '{"status":"ok"}')], [['Webhook', 'Respond']]);
+	return workflow(
+		'bench: floor',
+		[webhook(path), respond('Respond', '{"status":"ok"}')],
+		[['Webhook', 'Respond']],
+	);
 }
 
 /** Webhook → Idempotency Claim → Respond (New / Duplicate). */
 export function claimWorkflow(path = 'bench-claim'): WorkflowJson {
 	return workflow(
 		'bench: claim',
-		[webhook(path), claim(), respond('Respond New', '{"status":"new"}'), respond('Respond Duplicate', '{"status":"duplicate"}')],
+		[
+			webhook(path),
+			claim(),
+			respond('Respond New', '{"status":"new"}'),
+			respond('Respond Duplicate', '{"status":"duplicate"}'),
+		],
 		[
 			['Webhook', 'Idempotency Claim'],
 			['Idempotency Claim', 'Respond New', 0],
@@ -146,7 +169,11 @@ export function batchClaimWorkflow(path = 'bench-batch-claim'): WorkflowJson {
 		'bench: batched claims',
 		[
 			webhook(path),
-			node('Split Out', 'n8n-nodes-base.splitOut', 1, { fieldToSplitOut: 'body.events', include: 'noOtherFields', options: {} }),
+			node('Split Out', 'n8n-nodes-base.splitOut', 1, {
+				fieldToSplitOut: 'body.events',
+				include: 'noOtherFields',
+				options: {},
+			}),
 			claim({ keySource: 'field', fieldPath: 'id' }),
 			respond('Respond New', '={{ { status: "new", count: $input.all().length } }}'),
 			respond('Respond Duplicate', '={{ { status: "duplicate", count: $input.all().length } }}'),

@@ -20,23 +20,50 @@ interface SideResult {
 }
 const COPIES = 8;
 const SIDES: Array<{ key: Side; label: string; eventType: string }> = [
-	{ key: 'removeDuplicates', label: 'Remove Duplicates → business step', eventType: 'bench-remove-duplicates' },
-	{ key: 'nodeVsRemoveDuplicates', label: 'Idempotency Claim → business step', eventType: 'bench-node' },
+	{
+		key: 'removeDuplicates',
+		label: 'Remove Duplicates → business step',
+		eventType: 'bench-remove-duplicates',
+	},
+	{
+		key: 'nodeVsRemoveDuplicates',
+		label: 'Idempotency Claim → business step',
+		eventType: 'bench-node',
+	},
 ];
 
-export const benchRemoveDuplicates: Benchmark = async ({ n8n: started, pool, quick, log, check }) => {
+export const benchRemoveDuplicates: Benchmark = async ({
+	n8n: started,
+	pool,
+	quick,
+	log,
+	check,
+}) => {
 	const n8n = started!;
 	const events = quick ? 16 : 200;
 	const results = {} as Record<Side, SideResult>;
 	// Alternate the two workflows in chunks so both see the same machine conditions.
 	const chunks = quick ? 2 : 10;
-	const ids = Object.fromEntries(SIDES.map((side) => [side.key, freshIds(events, `evt_${side.key}_`)]));
+	const ids = Object.fromEntries(
+		SIDES.map((side) => [side.key, freshIds(events, `evt_${side.key}_`)]),
+	);
 	for (const side of SIDES)
-		results[side.key] = { latencies: [], ms: 0, statuses: {}, answers: 0, failures: [], rows: 0, keys: 0, through: 0 };
+		results[side.key] = {
+			latencies: [],
+			ms: 0,
+			statuses: {},
+			answers: 0,
+			failures: [],
+			rows: 0,
+			keys: 0,
+			through: 0,
+		};
 	for (let chunk = 0; chunk < chunks; chunk++) {
 		for (const side of chunk % 2 === 0 ? SIDES : [...SIDES].reverse()) {
 			const slice = ids[side.key].slice((chunk * events) / chunks, ((chunk + 1) * events) / chunks);
-			const groups = slice.map((id) => Array.from({ length: COPIES }, () => ({ url: n8n.url(side.key), body: eventBody(id) })));
+			const groups = slice.map((id) =>
+				Array.from({ length: COPIES }, () => ({ url: n8n.url(side.key), body: eventBody(id) })),
+			);
 			const result = await runGroups(groups);
 			const r = results[side.key];
 			r.latencies.push(...result.latencies);
@@ -47,7 +74,8 @@ export const benchRemoveDuplicates: Benchmark = async ({ n8n: started, pool, qui
 					.filter((a) => a.status !== 200)
 					.map((a) => `${a.status} ${JSON.stringify(a.body).slice(0, 160)}`),
 			);
-			for (const [status, count] of Object.entries(result.statuses)) r.statuses[status] = (r.statuses[status] ?? 0) + count;
+			for (const [status, count] of Object.entries(result.statuses))
+				r.statuses[status] = (r.statuses[status] ?? 0) + count;
 		}
 	}
 
@@ -64,9 +92,18 @@ export const benchRemoveDuplicates: Benchmark = async ({ n8n: started, pool, qui
 		);
 	}
 	const ours = results.nodeVsRemoveDuplicates;
-	check(ours.through === 0, `Idempotency Claim let ${ours.through} duplicate deliveries through to the business step`);
-	check(ours.keys === events, `Idempotency Claim: ${events - ours.keys} events never reached the business step`);
-	check(ours.statuses[200] === events * COPIES, `Idempotency Claim workflow: answers ${JSON.stringify(ours.statuses)}`);
+	check(
+		ours.through === 0,
+		`Idempotency Claim let ${ours.through} duplicate deliveries through to the business step`,
+	);
+	check(
+		ours.keys === events,
+		`Idempotency Claim: ${events - ours.keys} events never reached the business step`,
+	);
+	check(
+		ours.statuses[200] === events * COPIES,
+		`Idempotency Claim workflow: answers ${JSON.stringify(ours.statuses)}`,
+	);
 
 	const theirs = results.removeDuplicates;
 	const rate = (r: SideResult) => r.answers / (r.ms / 1000);

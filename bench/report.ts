@@ -7,11 +7,15 @@ export function summaryTable(results: BenchResult[]): string {
 	for (const result of results) {
 		const number = result.title.split('.')[0];
 		if (result.skipped) {
-			lines.push(`| ${number} | ${result.title.replace(/^\d+\.\s*/, '')} | skipped | | ${result.skipped} |`);
+			lines.push(
+				`| ${number} | ${result.title.replace(/^\d+\.\s*/, '')} | skipped | | ${result.skipped} |`,
+			);
 			continue;
 		}
 		if (result.error) {
-			lines.push(`| ${number} | ${result.title.replace(/^\d+\.\s*/, '')} | **error** | | ${oneLine(result.error.message)} |`);
+			lines.push(
+				`| ${number} | ${result.title.replace(/^\d+\.\s*/, '')} | **error** | | ${oneLine(result.error.message)} |`,
+			);
 			continue;
 		}
 		for (const row of result.rows ?? []) {
@@ -66,7 +70,8 @@ export function resultsMarkdown({
 	for (const result of results) {
 		parts.push(`## ${result.title}`, '');
 		if (result.skipped) parts.push(`Skipped: ${result.skipped}`, '');
-		else if (result.error) parts.push('Error:', '', '```', String(result.error.stack ?? result.error), '```', '');
+		else if (result.error)
+			parts.push('Error:', '', '```', String(result.error.stack ?? result.error), '```', '');
 		else parts.push(result.details ?? '', '');
 	}
 	return parts.join('\n');

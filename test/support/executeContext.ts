@@ -25,7 +25,10 @@ export interface ContextOptions {
  * parameters (with dot paths into collections, as n8n resolves them), credentials, binary data and
  * "Continue On Fail". Everything behind it (Postgres) is real; real n8n runs the e2e suite.
  */
-export function executeContext(items: INodeExecutionData[], options: ContextOptions): IExecuteFunctions {
+export function executeContext(
+	items: INodeExecutionData[],
+	options: ContextOptions,
+): IExecuteFunctions {
 	const node: INode = {
 		id: 'test-node',
 		name: options.nodeName ?? 'Idempotency Claim',
@@ -68,7 +71,10 @@ function readPath(root: IDataObject, path: string): unknown {
 }
 
 /** A Webhook node item: parsed body and headers in json, the exact bytes as binary `data` (Raw Body on). */
-export function webhookItem(rawBody: string, headers: Record<string, string> = {}): INodeExecutionData {
+export function webhookItem(
+	rawBody: string,
+	headers: Record<string, string> = {},
+): INodeExecutionData {
 	let body: unknown;
 	try {
 		body = JSON.parse(rawBody);
@@ -76,9 +82,18 @@ export function webhookItem(rawBody: string, headers: Record<string, string> = {
 		body = {};
 	}
 	return {
-		json: { headers: { 'content-type': 'application/json', ...headers }, params: {}, query: {}, body } as IDataObject,
+		json: {
+			headers: { 'content-type': 'application/json', ...headers },
+			params: {},
+			query: {},
+			body,
+		} as IDataObject,
 		binary: {
-			data: { data: Buffer.from(rawBody, 'utf8').toString('base64'), mimeType: 'application/json', fileName: 'body' },
+			data: {
+				data: Buffer.from(rawBody, 'utf8').toString('base64'),
+				mimeType: 'application/json',
+				fileName: 'body',
+			},
 		},
 	};
 }

@@ -30,10 +30,10 @@ export class InjectedFailures {
 
 	async fill(failures: Array<{ key: string; failures: number }>): Promise<void> {
 		const planned = failures.filter((entry) => entry.failures > 0);
-		await this.pool.query('INSERT INTO storm_failures (event_key, failures_left) SELECT * FROM unnest($1::text[], $2::int[])', [
-			planned.map((entry) => entry.key),
-			planned.map((entry) => entry.failures),
-		]);
+		await this.pool.query(
+			'INSERT INTO storm_failures (event_key, failures_left) SELECT * FROM unnest($1::text[], $2::int[])',
+			[planned.map((entry) => entry.key), planned.map((entry) => entry.failures)],
+		);
 	}
 
 	/** One failure of this key happened; true when it was a planned one still pending. */
@@ -47,7 +47,9 @@ export class InjectedFailures {
 
 	/** Planned failures that never happened. */
 	async remaining(): Promise<number> {
-		const { rows } = await this.pool.query('SELECT coalesce(sum(failures_left), 0)::int AS n FROM storm_failures');
+		const { rows } = await this.pool.query(
+			'SELECT coalesce(sum(failures_left), 0)::int AS n FROM storm_failures',
+		);
 		return rows[0].n;
 	}
 }

@@ -98,7 +98,12 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 		if (delivery.attempts > 1) report.retries++;
 		report.maxAttemptsUsed = Math.max(report.maxAttemptsUsed, delivery.attempts);
 		await options.beforeRequest?.(requestNumber);
-		const answer = await post(options.url, delivery.event, delivery.attempts, options.requestTimeoutMs ?? 60_000);
+		const answer = await post(
+			options.url,
+			delivery.event,
+			delivery.attempts,
+			options.requestTimeoutMs ?? 60_000,
+		);
 		const label = answer.status === 0 ? 'network' : String(answer.status);
 		const answerLabel = `${label} ${answer.body.status ?? '-'}`;
 		report.answers[answerLabel] = (report.answers[answerLabel] ?? 0) + 1;
@@ -107,7 +112,11 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 		if (answer.status >= 200 && answer.status < 300) return;
 		report.retriesByStatus[label] = (report.retriesByStatus[label] ?? 0) + 1;
 		if (delivery.attempts >= options.maxAttempts || Date.now() >= deadline) {
-			report.undelivered.push({ key: delivery.event.key, attempts: delivery.attempts, last: answerLabel });
+			report.undelivered.push({
+				key: delivery.event.key,
+				attempts: delivery.attempts,
+				last: answerLabel,
+			});
 			return;
 		}
 		scheduleRetry(delivery);
@@ -137,13 +146,22 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 	for (const timer of timers.keys()) clearTimeout(timer);
 	for (const group of [...waiting, ...dueRetries, [...timers.values()]]) {
 		for (const delivery of group)
-			report.undelivered.push({ key: delivery.event.key, attempts: delivery.attempts, last: delivery.last || 'not sent' });
+			report.undelivered.push({
+				key: delivery.event.key,
+				attempts: delivery.attempts,
+				last: delivery.last || 'not sent',
+			});
 	}
 	report.seconds = (Date.now() - started) / 1000;
 	return report;
 }
 
-async function post(url: string, event: ProviderEvent, attempt: number, timeoutMs: number): Promise<ProviderAnswer> {
+async function post(
+	url: string,
+	event: ProviderEvent,
+	attempt: number,
+	timeoutMs: number,
+): Promise<ProviderAnswer> {
 	try {
 		// The signature differs on every attempt, as a real provider's does; the key must not depend on it.
 		const signature = { 'webhook-signature': `t=${Date.now()},a=${attempt}` };

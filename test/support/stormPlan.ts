@@ -29,7 +29,13 @@ export interface StormPlanOptions {
 }
 
 /** Everything random about the storm, decided up front from one seed. */
-export function planStorm({ events: count, seed, failureRate, maxCopies, tag }: StormPlanOptions): StormPlan {
+export function planStorm({
+	events: count,
+	seed,
+	failureRate,
+	maxCopies,
+	tag,
+}: StormPlanOptions): StormPlan {
 	const random = seededRandom(seed);
 	const events: StormEvent[] = [];
 	const bursts: StormPlan['bursts'] = [];
@@ -39,7 +45,12 @@ export function planStorm({ events: count, seed, failureRate, maxCopies, tag }: 
 		const event: StormEvent = {
 			index,
 			key: `evt:${id}`,
-			body: JSON.stringify({ id, object: 'event', type: 'order.paid', data: { object: { order: index, amount: 100 + index } } }),
+			body: JSON.stringify({
+				id,
+				object: 'event',
+				type: 'order.paid',
+				data: { object: { order: index, amount: 100 + index } },
+			}),
 			failures,
 		};
 		events.push(event);

@@ -27,7 +27,11 @@ export async function terminateConnectionsOf(
 		const force = Date.now() - started >= waitMs;
 		// One statement, one snapshot of pg_stat_activity: the check and the kill see the same connections.
 		// "active" is as of that snapshot: a statement may still finish before its backend takes the signal.
-		const { rows } = await admin.query<{ state: string | null; query: string; terminated: boolean }>(
+		const { rows } = await admin.query<{
+			state: string | null;
+			query: string;
+			terminated: boolean;
+		}>(
 			`WITH theirs AS (
 				SELECT pid, state, left(query, 120) AS query FROM pg_stat_activity
 				WHERE usename = ANY($1) AND pid <> pg_backend_pid() AND backend_type = 'client backend')

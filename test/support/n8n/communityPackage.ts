@@ -20,26 +20,36 @@ export async function packPackage(repoDir: string, destinationDir: string): Prom
 		n8n?: { nodes?: string[]; credentials?: string[] };
 	};
 	for (const file of [...(manifest.n8n?.nodes ?? []), ...(manifest.n8n?.credentials ?? [])]) {
-		if (!existsSync(join(repoDir, file))) throw new Error(`${file} is missing: run \`npm run build\` first`);
+		if (!existsSync(join(repoDir, file)))
+			throw new Error(`${file} is missing: run \`npm run build\` first`);
 	}
 	mkdirSync(destinationDir, { recursive: true });
 	// --ignore-scripts: the caller has built already, and prepack would build a second time.
-	const { stdout } = await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', destinationDir], {
-		cwd: repoDir,
-		env: cleanNpmEnv(),
-		maxBuffer: 16 * 1024 * 1024,
-	});
+	const { stdout } = await run(
+		NPM,
+		['pack', '--json', '--ignore-scripts', '--pack-destination', destinationDir],
+		{
+			cwd: repoDir,
+			env: cleanNpmEnv(),
+			maxBuffer: 16 * 1024 * 1024,
+		},
+	);
 	const [{ filename }] = JSON.parse(stdout) as Array<{ filename: string }>;
 	return resolve(destinationDir, filename);
 }
 
 /** Installs a packed tarball into an n8n user folder; returns the installed package's name. */
-export async function installCommunityPackage(tarball: string, userFolder: string): Promise<string> {
+export async function installCommunityPackage(
+	tarball: string,
+	userFolder: string,
+): Promise<string> {
 	const nodesDir = join(userFolder, '.n8n', 'nodes');
 	const nodeModules = join(nodesDir, 'node_modules');
 	mkdirSync(nodeModules, { recursive: true });
 
-	const { stdout: listing } = await run('tar', ['-xzOf', tarball, 'package/package.json'], { maxBuffer: 16 * 1024 * 1024 });
+	const { stdout: listing } = await run('tar', ['-xzOf', tarball, 'package/package.json'], {
+		maxBuffer: 16 * 1024 * 1024,
+	});
 	const { name, version } = JSON.parse(listing) as { name: string; version: string };
 	const packageDir = join(nodeModules, name);
 	mkdirSync(packageDir, { recursive: true });
@@ -70,7 +80,11 @@ export async function installCommunityPackage(tarball: string, userFolder: strin
 	// n8n keeps a package.json listing installed community packages next to node_modules.
 	writeFileSync(
 		join(nodesDir, 'package.json'),
-		JSON.stringify({ name: 'installed-nodes', private: true, dependencies: { [name]: version } }, null, 2),
+		JSON.stringify(
+			{ name: 'installed-nodes', private: true, dependencies: { [name]: version } },
+			null,
+			2,
+		),
 	);
 	return name;
 }

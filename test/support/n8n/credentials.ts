@@ -4,7 +4,11 @@
 // n8n's importer links them (workflows are exported without credential ids).
 import { credentialsFromUrl } from '../database';
 
-export const POSTGRES_CREDENTIAL = { id: 'idemDevPostgres1', name: 'Postgres account', type: 'postgres' };
+export const POSTGRES_CREDENTIAL = {
+	id: 'idemDevPostgres1',
+	name: 'Postgres account',
+	type: 'postgres',
+};
 export const IDEMPOTENCY_CREDENTIAL = {
 	id: 'idemDevIdempPg01',
 	name: 'Idempotency Postgres account',

@@ -22,7 +22,9 @@ export class N8nExecutions {
 
 	/** Highest execution id so far (0 when none): a checkpoint for "executions since". */
 	async lastId(): Promise<number> {
-		const { rows } = await this.pool.query(`SELECT coalesce(max(id), 0)::int AS id FROM ${this.schema}.execution_entity`);
+		const { rows } = await this.pool.query(
+			`SELECT coalesce(max(id), 0)::int AS id FROM ${this.schema}.execution_entity`,
+		);
 		return rows[0].id;
 	}
 
@@ -30,7 +32,12 @@ export class N8nExecutions {
 	 * Waits until the workflow has exactly `count` executions after `afterId` and none is still running
 	 * (n8n answers the webhook before it saves the execution), then returns them in order.
 	 */
-	async waitForFinished(workflowId: string, afterId: number, count: number, timeoutMs = 30_000): Promise<Execution[]> {
+	async waitForFinished(
+		workflowId: string,
+		afterId: number,
+		count: number,
+		timeoutMs = 30_000,
+	): Promise<Execution[]> {
 		const deadline = Date.now() + timeoutMs;
 		let rows: Array<{ id: number; status: string; mode: string; finished: boolean }> = [];
 		while (Date.now() < deadline) {
@@ -44,7 +51,13 @@ export class N8nExecutions {
 			await new Promise((resolve) => setTimeout(resolve, 200));
 		}
 		const executions: Execution[] = [];
-		for (const row of rows) executions.push({ id: row.id, status: row.status, mode: row.mode, nodesRun: await this.nodesRun(row.id) });
+		for (const row of rows)
+			executions.push({
+				id: row.id,
+				status: row.status,
+				mode: row.mode,
+				nodesRun: await this.nodesRun(row.id),
+			});
 		return executions;
 	}
 
@@ -52,7 +65,11 @@ export class N8nExecutions {
 	 * Executions of the workflow after `afterId` by status, once none is still running and the count has
 	 * stayed the same for a second (for figures after a load run, where reading every run's data is too slow).
 	 */
-	async settledStatusCounts(workflowId: string, afterId: number, timeoutMs = 60_000): Promise<Record<string, number>> {
+	async settledStatusCounts(
+		workflowId: string,
+		afterId: number,
+		timeoutMs = 60_000,
+	): Promise<Record<string, number>> {
 		const deadline = Date.now() + timeoutMs;
 		let counts: Record<string, number> = {};
 		let previousTotal = -1;
@@ -86,9 +103,15 @@ export class N8nExecutions {
 		);
 		return rows.map((row) => {
 			const data = row.data
-				? (parseFlatted(row.data) as { resultData?: { lastNodeExecuted?: string; error?: { message?: string } } })
+				? (parseFlatted(row.data) as {
+						resultData?: { lastNodeExecuted?: string; error?: { message?: string } };
+					})
 				: {};
-			return { id: row.id, lastNode: data.resultData?.lastNodeExecuted ?? null, error: data.resultData?.error?.message ?? null };
+			return {
+				id: row.id,
+				lastNode: data.resultData?.lastNodeExecuted ?? null,
+				error: data.resultData?.error?.message ?? null,
+			};
 		});
 	}
 
@@ -99,7 +122,11 @@ export class N8nExecutions {
 	async timings(
 		workflowId: string,
 		limit = 300,
-	): Promise<{ executions: number; meanMs: number; nodes: Array<{ name: string; meanMs: number }> }> {
+	): Promise<{
+		executions: number;
+		meanMs: number;
+		nodes: Array<{ name: string; meanMs: number }>;
+	}> {
 		const { rows } = await this.pool.query<{ data: string; ms: string }>(
 			`SELECT d.data, extract(epoch FROM (e."stoppedAt" - e."startedAt")) * 1000 AS ms
 			 FROM ${this.schema}.execution_entity e JOIN ${this.schema}.execution_data d ON d."executionId" = e.id
@@ -126,9 +153,10 @@ export class N8nExecutions {
 	}
 
 	private async nodesRun(executionId: number): Promise<string[]> {
-		const { rows } = await this.pool.query(`SELECT data FROM ${this.schema}.execution_data WHERE "executionId" = $1`, [
-			executionId,
-		]);
+		const { rows } = await this.pool.query(
+			`SELECT data FROM ${this.schema}.execution_data WHERE "executionId" = $1`,
+			[executionId],
+		);
 		if (rows.length === 0) return [];
 		return Object.keys(runDataOf(rows[0].data));
 	}

@@ -16,7 +16,8 @@ export function parseFlatted(text: string): unknown {
 		const copy: Record<string, unknown> | unknown[] = Array.isArray(entry) ? [] : {};
 		revived.set(index, copy); // before the children: cycles point back here
 		for (const [name, value] of Object.entries(entry)) {
-			(copy as Record<string, unknown>)[name] = typeof value === 'string' ? revive(Number(value)) : value;
+			(copy as Record<string, unknown>)[name] =
+				typeof value === 'string' ? revive(Number(value)) : value;
 		}
 		return copy;
 	};

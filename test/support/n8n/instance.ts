@@ -9,7 +9,15 @@
 //   await n8n.execute(id);        // a Manual Trigger workflow through the CLI
 //   await n8n.close();            // stop and delete the user folder
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	chmodSync,
+	closeSync,
+	mkdtempSync,
+	openSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -176,7 +184,8 @@ export class N8nInstance {
 
 	/** Runs a workflow that starts with a Manual Trigger through `n8n execute` (server stopped). */
 	async execute(workflowId: string): Promise<CliRun> {
-		if (this.server) throw new Error('stop the n8n server first: `n8n execute` needs the task broker port');
+		if (this.server)
+			throw new Error('stop the n8n server first: `n8n execute` needs the task broker port');
 		const { stdout } = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput']);
 		// It prints the run as pretty JSON, possibly after log lines.
 		const start = stdout.search(/^\{/m);
@@ -285,13 +294,19 @@ async function httpStatus(url: string): Promise<number> {
 
 async function waitUntil(
 	check: () => Promise<boolean>,
-	{ timeoutMs, exited, what, intervalMs = 250 }: { timeoutMs: number; exited: Promise<unknown>; what: string; intervalMs?: number },
+	{
+		timeoutMs,
+		exited,
+		what,
+		intervalMs = 250,
+	}: { timeoutMs: number; exited: Promise<unknown>; what: string; intervalMs?: number },
 ): Promise<void> {
 	let processExit: unknown = null;
 	void exited.then((result) => (processExit = result));
 	const deadline = Date.now() + timeoutMs;
 	while (Date.now() < deadline) {
-		if (processExit) throw new Error(`n8n exited (${JSON.stringify(processExit)}) while waiting for ${what}`);
+		if (processExit)
+			throw new Error(`n8n exited (${JSON.stringify(processExit)}) while waiting for ${what}`);
 		if (await check()) return;
 		await new Promise((resolve) => setTimeout(resolve, intervalMs));
 	}

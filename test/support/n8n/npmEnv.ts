@@ -5,6 +5,8 @@
  * and local_prefix: none of them apply to those other folders.
  */
 export function cleanNpmEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-	const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+	const env = Object.fromEntries(
+		Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)),
+	);
 	return { ...env, npm_config_update_notifier: 'false', ...extra };
 }

