@@ -72,7 +72,7 @@ afterAll(async () => {
 interface TemplateCase {
 	label: string;
 	workflow: WorkflowJson;
-	/** Status for a repeat that arrives while the first delivery still runs (the seed design has no such state). */
+	/** Status for a repeat that arrives while the first delivery still runs (null: the built-in template has no such state). */
 	inProgressStatus: number | null;
 }
 
