@@ -18,7 +18,7 @@ import { withClient } from '../support/database';
 import { InjectedFailures } from '../support/injectedFailures';
 import { N8nExecutions } from '../support/n8n/executions';
 import { templateCredentials } from '../support/n8n/credentials';
-import { N8nInstance } from '../support/n8n/instance';
+import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
 import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
 import { planStorm } from '../support/stormPlan';
 import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from '../support/workflows';
@@ -84,15 +84,7 @@ afterAll(async () => {
 
 it(
 	`retry storm: ${EVENTS} events, 1–5 concurrent deliveries each, ~10 % failing business steps, ${OUTAGE === 'app' ? 'app' : 'all'} connections killed mid-run → exactly ${EVENTS} business rows`,
-	async () => {
-		try {
-			await storm();
-		} catch (error) {
-			if (error instanceof Error)
-				error.message += `\n--- n8n log (last lines) ---\n${n8n ? await n8n.logTail(60) : '(not started)'}`;
-			throw error;
-		}
-	},
+	() => explainedByN8nLog(n8n, storm),
 	(STORM_SECONDS + 120) * 1000,
 );
 

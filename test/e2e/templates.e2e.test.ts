@@ -11,7 +11,7 @@ import { withClient } from '../support/database';
 import { deliver, stripeSignature } from '../support/deliver';
 import { N8nExecutions } from '../support/n8n/executions';
 import { templateCredentials } from '../support/n8n/credentials';
-import { N8nInstance } from '../support/n8n/instance';
+import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
 import {
 	REPO_ROOT,
 	loadFixtureWorkflow,
@@ -246,20 +246,8 @@ describe('cleanup workflow', () => {
 });
 
 /** A test whose failure message ends with n8n's log tail. */
-function step(name: string, body: () => Promise<void>, timeoutMs?: number): void {
-	it(
-		name,
-		async () => {
-			try {
-				await body();
-			} catch (error) {
-				const log = n8n ? await n8n.logTail(60) : '(n8n not started)';
-				if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
-				throw error;
-			}
-		},
-		timeoutMs,
-	);
+function step(name: string, body: () => Promise<void>): void {
+	it(name, () => explainedByN8nLog(n8n, body));
 }
 
 async function businessRows(...keys: string[]): Promise<Record<string, number>> {

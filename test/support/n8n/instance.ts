@@ -159,8 +159,7 @@ export class N8nInstance {
 			}
 		} catch (error) {
 			await this.stop();
-			(error as Error).message += `\n--- n8n log (last lines) ---\n${this.logTail()}`;
-			throw error;
+			throw withLogTail(error, this);
 		}
 		this.log(`n8n ready on ${this.baseUrl} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 	}
@@ -245,6 +244,24 @@ export class N8nInstance {
 				method: String(node.parameters.httpMethod ?? 'GET'),
 			}));
 	}
+}
+
+/** Runs `work`; when it fails, the error's message ends with the instance's last log lines. */
+export async function explainedByN8nLog<T>(
+	n8n: N8nInstance | undefined,
+	work: () => Promise<T>,
+): Promise<T> {
+	try {
+		return await work();
+	} catch (error) {
+		throw withLogTail(error, n8n);
+	}
+}
+
+function withLogTail(error: unknown, n8n: N8nInstance | undefined): unknown {
+	const log = n8n ? n8n.logTail(60) : '(n8n not started)';
+	if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
+	return error;
 }
 
 /**
