@@ -34,7 +34,7 @@ export const benchN8nMemory: Benchmark = async ({ n8n: started, quick, log, chec
 		);
 		check(
 			wrong.length === 0,
-			`n8n batched claims: ${wrong.length} answers were not 200 with ${PER_EXECUTION} new (first: ${wrong[0]?.status} ${JSON.stringify(wrong[0]?.body).slice(0, 120)})`,
+			`n8n batched claims: ${wrong.length} answers were not 200 with ${PER_EXECUTION} new (first: ${wrong[0]?.status} ${JSON.stringify(wrong[0]?.body ?? null).slice(0, 120)})`,
 		);
 		return result;
 	};

@@ -47,7 +47,7 @@ export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick,
 		const wrong = result.answers.filter((a) => a.status !== 200 || a.body.status !== side.expect);
 		check(
 			wrong.length === 0,
-			`n8n ${side.key}: ${wrong.length} answers were not 200 "${side.expect}" (first: ${wrong[0]?.status} ${JSON.stringify(wrong[0]?.body).slice(0, 120)})`,
+			`n8n ${side.key}: ${wrong.length} answers were not 200 "${side.expect}" (first: ${wrong[0]?.status} ${JSON.stringify(wrong[0]?.body ?? null).slice(0, 120)})`,
 		);
 		stats[side.key].ids.push(...ids);
 		return result;
