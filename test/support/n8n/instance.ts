@@ -269,21 +269,22 @@ function withLogTail(error: unknown, n8n: N8nInstance | undefined): unknown {
  * this process exits or is interrupted. Returns the function that stops watching.
  */
 function killWithCaller(pid: number): () => void {
-	const onExit = () => killGroup(pid, 'SIGKILL');
+	const kill = () => killGroup(pid, 'SIGKILL');
 	const onSignal = (signal: NodeJS.Signals) => {
-		onExit();
+		// A caller with a handler of its own (npm run dev, the benchmarks) stops n8n itself.
+		if (process.listenerCount(signal) > 1) return;
 		unwatch();
-		// With no other handler left, the signal's default (ending the process) must still happen.
-		if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+		kill();
+		process.kill(process.pid, signal); // the signal's default: end this process
 	};
 	const unwatch = () => {
-		process.removeListener('exit', onExit);
+		process.removeListener('exit', kill);
 		process.removeListener('SIGINT', onSignal);
 		process.removeListener('SIGTERM', onSignal);
 	};
-	process.once('exit', onExit);
-	process.once('SIGINT', onSignal);
-	process.once('SIGTERM', onSignal);
+	process.once('exit', kill);
+	process.on('SIGINT', onSignal);
+	process.on('SIGTERM', onSignal);
 	return unwatch;
 }
 
