@@ -17,9 +17,10 @@ async function removeCopiedAssets() {
 }
 
 function copyAssets() {
-	return src(['nodes/**/*.{png,svg,json}', 'credentials/**/*.{png,svg}'], { base: '.', encoding: false }).pipe(
-		dest('dist'),
-	);
+	return src(['nodes/**/*.{png,svg,json}', 'credentials/**/*.{png,svg}'], {
+		base: '.',
+		encoding: false,
+	}).pipe(dest('dist'));
 }
 
 exports['build:assets'] = series(removeCopiedAssets, copyAssets);

@@ -13,14 +13,19 @@
 import { Pool } from 'pg';
 
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
-import { createAppDatabase, withClient, type AppDatabase } from './support/appDatabase';
-import { InjectedFailures } from './support/injectedFailures';
-import { N8nExecutions } from './support/n8nExecutions';
-import { N8nProcess } from './support/n8nProcess';
-import { runRetryingProvider, type ProviderAnswer } from './support/retryingProvider';
-import { planStorm } from './support/stormPlan';
-import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from './support/templates';
-import { terminateConnectionsOf, type TerminatedConnections } from './support/terminateConnections';
+import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
+import { withClient } from '../support/database';
+import { InjectedFailures } from '../support/injectedFailures';
+import { N8nExecutions } from '../support/n8n/executions';
+import { templateCredentials } from '../support/n8n/credentials';
+import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
+import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
+import { planStorm } from '../support/stormPlan';
+import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from '../support/workflows';
+import {
+	terminateConnectionsOf,
+	type TerminatedConnections,
+} from '../support/terminateConnections';
 
 const EVENTS = Number(process.env.E2E_STORM_EVENTS ?? 200);
 const SEED = Number(process.env.E2E_STORM_SEED ?? 20261130);
@@ -44,22 +49,24 @@ const template = loadShippedWorkflow('idempotency-claim-template.json');
 let server: TestPostgres;
 let app: AppDatabase | undefined;
 let admin: Pool | undefined;
-let n8n: N8nProcess | undefined;
+let n8n: N8nInstance | undefined;
 
 beforeAll(async () => {
 	server = await startTestPostgres();
 	app = await createAppDatabase(server.url, 'idem_storm');
 	// The app's tables belong to the app role, as when a user runs workflows/processed_events.sql.
-	await withClient(app.appUrl, (client) => client.query(`${tablesSql()}\n${InjectedFailures.installSql}`));
+	await withClient(app.appUrl, (client) =>
+		client.query(`${tablesSql()}\n${InjectedFailures.installSql}`),
+	);
 	// The test's own connection is the admin's: killing the app role's connections leaves it alone.
 	admin = new Pool({ connectionString: app.adminUrl, max: 4 });
 	// A server-wide outage also kills this pool's idle connections; the pool replaces them.
 	admin.on('error', () => undefined);
 	await admin.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
 
-	n8n = await N8nProcess.create({
+	n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
-		credentialsForDatabase: app.appUrl,
+		credentials: templateCredentials(app.appUrl),
 		workflows: [template],
 		publish: [template.id],
 		databaseUrl: app.adminUrl,
@@ -77,15 +84,7 @@ afterAll(async () => {
 
 it(
 	`retry storm: ${EVENTS} events, 1–5 concurrent deliveries each, ~10 % failing business steps, ${OUTAGE === 'app' ? 'app' : 'all'} connections killed mid-run → exactly ${EVENTS} business rows`,
-	async () => {
-		try {
-			await storm();
-		} catch (error) {
-			if (error instanceof Error)
-				error.message += `\n--- n8n log (last lines) ---\n${n8n ? await n8n.logTail(60) : '(not started)'}`;
-			throw error;
-		}
-	},
+	() => explainedByN8nLog(n8n, storm),
 	(STORM_SECONDS + 120) * 1000,
 );
 
@@ -96,7 +95,13 @@ function outageUsers(): string[] {
 
 async function storm(): Promise<void> {
 	const db = admin!;
-	const plan = planStorm({ events: EVENTS, seed: SEED, failureRate: FAILING_EVENTS, maxCopies: 5, tag: app!.name });
+	const plan = planStorm({
+		events: EVENTS,
+		seed: SEED,
+		failureRate: FAILING_EVENTS,
+		maxCopies: 5,
+		tag: app!.name,
+	});
 	const failures = new InjectedFailures(db);
 	await failures.fill(plan.events);
 	const executions = new N8nExecutions(db, N8N_SCHEMA);
@@ -125,7 +130,8 @@ async function storm(): Promise<void> {
 		deadlineMs: STORM_SECONDS * 1000,
 		beforeRequest: async (requestNumber) => {
 			// The outage lands while a business step runs, so it can cut one (→ error output → Release → 500).
-			if (requestNumber === killAt) killed = await terminateConnectionsOf(db, outageUsers(), { whileRunning: BUSINESS_SQL });
+			if (requestNumber === killAt)
+				killed = await terminateConnectionsOf(db, outageUsers(), { whileRunning: BUSINESS_SQL });
 		},
 		onAnswer,
 	});
@@ -150,7 +156,6 @@ async function storm(): Promise<void> {
 	const runs = await executions.settledStatusCounts(template.id, since, 20_000);
 	const failedRuns = await executions.failures(template.id, since);
 
-	// eslint-disable-next-line no-console
 	console.log(
 		`retry storm through n8n (seed ${SEED}, outage: ${OUTAGE}): ${JSON.stringify(
 			{

@@ -4,13 +4,22 @@
  * replayed over HTTP. Assertions read the business table and n8n's own execution records.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
-import { deliver, stripeSignature } from './support/deliver';
-import { N8nExecutions } from './support/n8nExecutions';
-import { N8nProcess } from './support/n8nProcess';
-import { REPO_ROOT, loadFixtureWorkflow, loadShippedWorkflow, tablesSql, webhookPathOf, type WorkflowJson } from './support/templates';
+import { withClient } from '../support/database';
+import { deliver, stripeSignature } from '../support/deliver';
+import { N8nExecutions } from '../support/n8n/executions';
+import { templateCredentials } from '../support/n8n/credentials';
+import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
+import {
+	REPO_ROOT,
+	loadFixtureWorkflow,
+	loadShippedWorkflow,
+	tablesSql,
+	webhookPathOf,
+	type WorkflowJson,
+} from '../support/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';
@@ -24,14 +33,14 @@ const fingerprintWorkflow = loadFixtureWorkflow('fingerprint-mismatch.json');
 let server: TestPostgres;
 let databaseName: string;
 let pool: Pool;
-let n8n: N8nProcess | undefined;
+let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
 beforeAll(async () => {
 	server = await startTestPostgres();
 	// A database of its own: n8n's tables (schema n8n_e2e) next to the templates' tables (public).
 	databaseName = `idem_e2e_${randomBytes(4).toString('hex')}`;
-	await withAdmin((admin) => admin.query(`CREATE DATABASE ${databaseName}`));
+	await withClient(server.url, (admin) => admin.query(`CREATE DATABASE ${databaseName}`));
 	const url = new URL(server.url);
 	url.pathname = `/${databaseName}`;
 	pool = new Pool({ connectionString: url.toString(), max: 4 });
@@ -39,9 +48,9 @@ beforeAll(async () => {
 	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
 	executions = new N8nExecutions(pool, N8N_SCHEMA);
 
-	n8n = await N8nProcess.create({
+	n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
-		credentialsForDatabase: url.toString(),
+		credentials: templateCredentials(url.toString()),
 		workflows: [claimTemplate, builtinTemplate, cleanupWorkflow, fingerprintWorkflow],
 		publish: [claimTemplate.id, builtinTemplate.id, fingerprintWorkflow.id],
 		databaseUrl: url.toString(),
@@ -53,14 +62,17 @@ beforeAll(async () => {
 afterAll(async () => {
 	await n8n?.close();
 	await pool?.end();
-	if (databaseName) await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`));
+	if (databaseName)
+		await withClient(server.url, (admin) =>
+			admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`),
+		);
 	await server?.stop();
 }, 120_000);
 
 interface TemplateCase {
 	label: string;
 	workflow: WorkflowJson;
-	/** Status for a repeat that arrives while the first delivery still runs (the seed design has no such state). */
+	/** Status for a repeat that arrives while the first delivery still runs (null: the built-in template has no such state). */
 	inProgressStatus: number | null;
 }
 
@@ -73,46 +85,66 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 	const tag = `${label.split(' ')[0].toLowerCase()}_${randomBytes(3).toString('hex')}`;
 	const url = () => n8n!.webhookUrl(webhookPathOf(workflow));
 	const event = (name: string, type = 'invoice.paid') =>
-		JSON.stringify({ id: `evt_${tag}_${name}`, object: 'event', type, data: { object: { amount: 1200 } } });
-
-	step('replay: A, A again with another signature, then B → 3 executions, 2 business rows', async () => {
-		const since = await executions.lastId();
-
-		const first = await deliver(url(), event('A'), { 'stripe-signature': stripeSignature() });
-		const repeat = await deliver(url(), event('A'), { 'stripe-signature': stripeSignature() });
-		const other = await deliver(url(), event('B'), { 'stripe-signature': stripeSignature() });
-
-		expect(first).toEqual({ status: 200, body: { status: 'processed', key: `evt:evt_${tag}_A` } });
-		expect(repeat).toEqual({ status: 200, body: { status: 'duplicate', key: `evt:evt_${tag}_A` } });
-		expect(other).toEqual({ status: 200, body: { status: 'processed', key: `evt:evt_${tag}_B` } });
-
-		const runs = await executions.waitForFinished(workflow.id, since, 3);
-		expect(runs.map((run) => run.status)).toEqual(['success', 'success', 'success']);
-		expect(runs[0].nodesRun).toContain(BUSINESS_STEP);
-		expect(runs[1].nodesRun).toContain(RESPOND_DUPLICATE);
-		expect(runs[1].nodesRun).not.toContain(BUSINESS_STEP);
-		expect(runs[2].nodesRun).toContain(BUSINESS_STEP);
-
-		expect(await businessRows(`evt:evt_${tag}_A`, `evt:evt_${tag}_B`)).toEqual({
-			[`evt:evt_${tag}_A`]: 1,
-			[`evt:evt_${tag}_B`]: 1,
+		JSON.stringify({
+			id: `evt_${tag}_${name}`,
+			object: 'event',
+			type,
+			data: { object: { amount: 1200 } },
 		});
-	});
 
-	step('a body without an id is keyed by the SHA-256 of its raw bytes; the second delivery is a duplicate', async () => {
-		// Unusual spacing and key order: a hash of re-serialised JSON would differ from the hash of these bytes.
-		const raw = `{"type": "ping",   "note":"no id here" ,"via":"${tag}"}`;
-		const key = `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+	step(
+		'replay: A, A again with another signature, then B → 3 executions, 2 business rows',
+		async () => {
+			const since = await executions.lastId();
 
-		const first = await deliver(url(), raw);
-		const second = await deliver(url(), raw);
+			const first = await deliver(url(), event('A'), { 'stripe-signature': stripeSignature() });
+			const repeat = await deliver(url(), event('A'), { 'stripe-signature': stripeSignature() });
+			const other = await deliver(url(), event('B'), { 'stripe-signature': stripeSignature() });
 
-		expect(first).toEqual({ status: 200, body: { status: 'processed', key } });
-		expect(second).toEqual({ status: 200, body: { status: 'duplicate', key } });
-		expect(await businessRows(key)).toEqual({ [key]: 1 });
-		const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
-		expect(rowCount).toBe(1);
-	});
+			expect(first).toEqual({
+				status: 200,
+				body: { status: 'processed', key: `evt:evt_${tag}_A` },
+			});
+			expect(repeat).toEqual({
+				status: 200,
+				body: { status: 'duplicate', key: `evt:evt_${tag}_A` },
+			});
+			expect(other).toEqual({
+				status: 200,
+				body: { status: 'processed', key: `evt:evt_${tag}_B` },
+			});
+
+			const runs = await executions.waitForFinished(workflow.id, since, 3);
+			expect(runs.map((run) => run.status)).toEqual(['success', 'success', 'success']);
+			expect(runs[0].nodesRun).toContain(BUSINESS_STEP);
+			expect(runs[1].nodesRun).toContain(RESPOND_DUPLICATE);
+			expect(runs[1].nodesRun).not.toContain(BUSINESS_STEP);
+			expect(runs[2].nodesRun).toContain(BUSINESS_STEP);
+
+			expect(await businessRows(`evt:evt_${tag}_A`, `evt:evt_${tag}_B`)).toEqual({
+				[`evt:evt_${tag}_A`]: 1,
+				[`evt:evt_${tag}_B`]: 1,
+			});
+		},
+	);
+
+	step(
+		'a body without an id is keyed by the SHA-256 of its raw bytes; the second delivery is a duplicate',
+		async () => {
+			// Unusual spacing and key order: a hash of re-serialised JSON would differ from the hash of these bytes.
+			const raw = `{"type": "ping",   "note":"no id here" ,"via":"${tag}"}`;
+			const key = `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+
+			const first = await deliver(url(), raw);
+			const second = await deliver(url(), raw);
+
+			expect(first).toEqual({ status: 200, body: { status: 'processed', key } });
+			expect(second).toEqual({ status: 200, body: { status: 'duplicate', key } });
+			expect(await businessRows(key)).toEqual({ [key]: 1 });
+			const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
+			expect(rowCount).toBe(1);
+		},
+	);
 
 	step('8 concurrent deliveries of one new event → exactly 1 business row', async () => {
 		const since = await executions.lastId();
@@ -121,8 +153,13 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 		const answers = await Promise.all(Array.from({ length: 8 }, () => deliver(url(), body)));
 
 		// The first claim wins; the others are completed duplicates (200) or, while it still runs, 409.
-		const expectedStatus: Record<string, number | null> = { processed: 200, duplicate: 200, in_progress: inProgressStatus };
-		for (const answer of answers) expect(answer.status).toBe(expectedStatus[String(answer.body.status)]);
+		const expectedStatus: Record<string, number | null> = {
+			processed: 200,
+			duplicate: 200,
+			in_progress: inProgressStatus,
+		};
+		for (const answer of answers)
+			expect(answer.status).toBe(expectedStatus[String(answer.body.status)]);
 		expect(answers.filter((answer) => answer.body.status === 'processed')).toHaveLength(1);
 		const runs = await executions.waitForFinished(workflow.id, since, 8);
 		expect(runs).toHaveLength(8);
@@ -131,85 +168,86 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 	});
 
 	if (workflow === claimTemplate) {
-		step('a failing business step releases the key (500), so the provider retry runs it', async () => {
-			const body = event('D', 'e2e.rejected');
-			const key = `evt:evt_${tag}_D`;
-			// Make the example business step fail for this event type only; the template itself is unchanged.
-			await pool.query(
-				"ALTER TABLE business_log ADD CONSTRAINT e2e_reject CHECK (event_type IS DISTINCT FROM 'e2e.rejected') NOT VALID",
-			);
-			try {
-				const failed = await deliver(url(), body);
-				expect(failed.status).toBe(500);
-				expect(failed.body.status).toBe('failed');
-				const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
-				expect(rowCount).toBe(0);
-			} finally {
-				await pool.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_reject');
-			}
+		step(
+			'a failing business step releases the key (500), so the provider retry runs it',
+			async () => {
+				const body = event('D', 'e2e.rejected');
+				const key = `evt:evt_${tag}_D`;
+				// Make the example business step fail for this event type only; the template itself is unchanged.
+				await pool.query(
+					"ALTER TABLE business_log ADD CONSTRAINT e2e_reject CHECK (event_type IS DISTINCT FROM 'e2e.rejected') NOT VALID",
+				);
+				try {
+					const failed = await deliver(url(), body);
+					expect(failed.status).toBe(500);
+					expect(failed.body.status).toBe('failed');
+					const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [
+						key,
+					]);
+					expect(rowCount).toBe(0);
+				} finally {
+					await pool.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_reject');
+				}
 
-			const retried = await deliver(url(), body);
-			expect(retried).toEqual({ status: 200, body: { status: 'processed', key } });
-			expect(await businessRows(key)).toEqual({ [key]: 1 });
-		});
+				const retried = await deliver(url(), body);
+				expect(retried).toEqual({ status: 200, body: { status: 'processed', key } });
+				expect(await businessRows(key)).toEqual({ [key]: 1 });
+			},
+		);
 	}
 });
 
 describe('payload fingerprint in real n8n', () => {
-	step('the claim node grows a third output, Mismatch, and routes a changed payload under a known key there', async () => {
-		const url = n8n!.webhookUrl(webhookPathOf(fingerprintWorkflow));
-		const id = `evt_fp_${randomBytes(3).toString('hex')}`;
-		const first = await deliver(url, `{"id":"${id}","amount":5,"currency":"eur"}`);
-		// Same payload, other spacing and key order: a plain duplicate under the canonical-JSON fingerprint.
-		const reordered = await deliver(url, `{ "currency": "eur", "amount": 5, "id": "${id}" }`);
-		const changed = await deliver(url, `{"id":"${id}","amount":500,"currency":"eur"}`);
-		expect([first, reordered, changed]).toEqual([
-			{ status: 200, body: { status: 'new', key: `evt:${id}` } },
-			{ status: 200, body: { status: 'duplicate', key: `evt:${id}` } },
-			{ status: 422, body: { status: 'mismatch', key: `evt:${id}` } },
-		]);
-	});
+	step(
+		'the claim node grows a third output, Mismatch, and routes a changed payload under a known key there',
+		async () => {
+			const url = n8n!.webhookUrl(webhookPathOf(fingerprintWorkflow));
+			const id = `evt_fp_${randomBytes(3).toString('hex')}`;
+			const first = await deliver(url, `{"id":"${id}","amount":5,"currency":"eur"}`);
+			// Same payload, other spacing and key order: a plain duplicate under the canonical-JSON fingerprint.
+			const reordered = await deliver(url, `{ "currency": "eur", "amount": 5, "id": "${id}" }`);
+			const changed = await deliver(url, `{"id":"${id}","amount":500,"currency":"eur"}`);
+			expect([first, reordered, changed]).toEqual([
+				{ status: 200, body: { status: 'new', key: `evt:${id}` } },
+				{ status: 200, body: { status: 'duplicate', key: `evt:${id}` } },
+				{ status: 422, body: { status: 'mismatch', key: `evt:${id}` } },
+			]);
+		},
+	);
 });
 
 describe('cleanup workflow', () => {
-	step('run once by hand (n8n execute): keys older than 30 days are purged, fresh ones kept', async () => {
-		await pool.query(`
+	step(
+		'run once by hand (n8n execute): keys older than 30 days are purged, fresh ones kept',
+		async () => {
+			await pool.query(`
 			INSERT INTO processed_events (key, first_seen) VALUES
 				('e2e:old:1', now() - interval '45 days'),
 				('e2e:old:2', now() - interval '31 days'),
 				('e2e:old:3', now() - interval '400 days'),
 				('e2e:fresh:1', now() - interval '29 days'),
 				('e2e:fresh:2', now())`);
-		const before = await countKeys();
+			const before = await countKeys();
 
-		// `n8n execute` needs the task broker's port: the server must be stopped first.
-		await n8n!.stop();
-		const run = await n8n!.execute(cleanupWorkflow.id);
+			// `n8n execute` needs the task broker's port: the server must be stopped first.
+			await n8n!.stop();
+			const run = await n8n!.execute(cleanupWorkflow.id);
 
-		const report = run.data.resultData.runData['Report Deleted Count'][0].data!.main[0][0].json;
-		expect(report).toMatchObject({ deleted: 3, batches: expect.any(Number) });
-		expect(report.summary).toMatch(/^Deleted 3 idempotency keys/);
-		const { rows } = await pool.query("SELECT key FROM processed_events WHERE key LIKE 'e2e:%' ORDER BY key");
-		expect(rows.map((row) => row.key)).toEqual(['e2e:fresh:1', 'e2e:fresh:2']);
-		expect(await countKeys()).toBe(before - 3);
-	});
+			const report = run.data.resultData.runData['Report Deleted Count'][0].data!.main[0][0].json;
+			expect(report).toMatchObject({ deleted: 3, batches: expect.any(Number) });
+			expect(report.summary).toMatch(/^Deleted 3 idempotency keys/);
+			const { rows } = await pool.query(
+				"SELECT key FROM processed_events WHERE key LIKE 'e2e:%' ORDER BY key",
+			);
+			expect(rows.map((row) => row.key)).toEqual(['e2e:fresh:1', 'e2e:fresh:2']);
+			expect(await countKeys()).toBe(before - 3);
+		},
+	);
 });
 
 /** A test whose failure message ends with n8n's log tail. */
-function step(name: string, body: () => Promise<void>, timeoutMs?: number): void {
-	it(
-		name,
-		async () => {
-			try {
-				await body();
-			} catch (error) {
-				const log = n8n ? await n8n.logTail(60) : '(n8n not started)';
-				if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
-				throw error;
-			}
-		},
-		timeoutMs,
-	);
+function step(name: string, body: () => Promise<void>): void {
+	it(name, () => explainedByN8nLog(n8n, body));
 }
 
 async function businessRows(...keys: string[]): Promise<Record<string, number>> {
@@ -223,14 +261,4 @@ async function businessRows(...keys: string[]): Promise<Record<string, number>> 
 async function countKeys(): Promise<number> {
 	const { rows } = await pool.query('SELECT count(*)::int AS n FROM processed_events');
 	return rows[0].n;
-}
-
-async function withAdmin<T>(work: (admin: Client) => Promise<T>): Promise<T> {
-	const admin = new Client({ connectionString: server.url });
-	await admin.connect();
-	try {
-		return await work(admin);
-	} finally {
-		await admin.end();
-	}
 }

@@ -1,27 +1,39 @@
 import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 
 /** The server globalSetup started (or TEST_DATABASE_URL). */
 export function testDatabaseUrl(): string {
 	const url = process.env.TEST_DATABASE_URL;
-	if (!url) throw new Error('TEST_DATABASE_URL is not set: run the tests through jest (globalSetup starts Postgres)');
+	if (!url) {
+		throw new Error(
+			'TEST_DATABASE_URL is not set: run the tests through jest (globalSetup starts Postgres)',
+		);
+	}
 	return url;
 }
 
-export function testCredentials(overrides: Partial<PostgresCredentials> = {}): PostgresCredentials {
-	const url = new URL(testDatabaseUrl());
+/** The Idempotency Postgres credential's fields for a postgres:// URL. */
+export function credentialsFromUrl(
+	databaseUrl: string,
+	overrides: Partial<PostgresCredentials> = {},
+): PostgresCredentials {
+	const url = new URL(databaseUrl);
 	return {
 		host: url.hostname,
 		port: Number(url.port || 5432),
 		database: decodeURIComponent(url.pathname.slice(1)),
-		user: decodeURIComponent(url.username),
+		user: decodeURIComponent(url.username || 'postgres'),
 		password: decodeURIComponent(url.password),
 		ssl: 'disable',
 		maxConnections: 10,
 		...overrides,
 	};
+}
+
+export function testCredentials(overrides: Partial<PostgresCredentials> = {}): PostgresCredentials {
+	return credentialsFromUrl(testDatabaseUrl(), overrides);
 }
 
 export function testPool(max = 10): Pool {
@@ -34,4 +46,22 @@ export function testPool(max = 10): Pool {
 /** Each test gets its own table, so test files can run in parallel on one server. */
 export function uniqueTableName(prefix = 't'): string {
 	return `${prefix}_${randomBytes(5).toString('hex')}`;
+}
+
+/** One connection for a few statements, closed afterwards. */
+export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+	const client = new Client({ connectionString: url });
+	await client.connect();
+	try {
+		return await work(client);
+	} finally {
+		await client.end();
+	}
+}
+
+/** A URL fit to print: the password replaced. */
+export function redact(databaseUrl: string): string {
+	const url = new URL(databaseUrl);
+	if (url.password) url.password = '***';
+	return url.toString();
 }

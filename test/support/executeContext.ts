@@ -18,6 +18,8 @@ export interface ContextOptions {
 	/** The node's On Error setting; with continueOnFail and no setting, "Continue (using error output)". */
 	onError?: INode['onError'];
 	nodeName?: string;
+	/** The node's type name inside this package (default idempotencyClaim). */
+	nodeType?: string;
 }
 
 /**
@@ -25,11 +27,14 @@ export interface ContextOptions {
  * parameters (with dot paths into collections, as n8n resolves them), credentials, binary data and
  * "Continue On Fail". Everything behind it (Postgres) is real; real n8n runs the e2e suite.
  */
-export function executeContext(items: INodeExecutionData[], options: ContextOptions): IExecuteFunctions {
+export function executeContext(
+	items: INodeExecutionData[],
+	options: ContextOptions,
+): IExecuteFunctions {
 	const node: INode = {
 		id: 'test-node',
 		name: options.nodeName ?? 'Idempotency Claim',
-		type: 'n8n-nodes-idempotency.idempotencyClaim',
+		type: `n8n-nodes-idempotency.${options.nodeType ?? 'idempotencyClaim'}`,
 		typeVersion: 1,
 		position: [0, 0],
 		parameters: options.parameters as INode['parameters'],
@@ -69,7 +74,10 @@ function readPath(root: IDataObject, path: string): unknown {
 }
 
 /** A Webhook node item: parsed body and headers in json, the exact bytes as binary `data` (Raw Body on). */
-export function webhookItem(rawBody: string, headers: Record<string, string> = {}): INodeExecutionData {
+export function webhookItem(
+	rawBody: string,
+	headers: Record<string, string> = {},
+): INodeExecutionData {
 	let body: unknown;
 	try {
 		body = JSON.parse(rawBody);
@@ -77,9 +85,18 @@ export function webhookItem(rawBody: string, headers: Record<string, string> = {
 		body = {};
 	}
 	return {
-		json: { headers: { 'content-type': 'application/json', ...headers }, params: {}, query: {}, body } as IDataObject,
+		json: {
+			headers: { 'content-type': 'application/json', ...headers },
+			params: {},
+			query: {},
+			body,
+		} as IDataObject,
 		binary: {
-			data: { data: Buffer.from(rawBody, 'utf8').toString('base64'), mimeType: 'application/json', fileName: 'body' },
+			data: {
+				data: Buffer.from(rawBody, 'utf8').toString('base64'),
+				mimeType: 'application/json',
+				fileName: 'body',
+			},
 		},
 	};
 }

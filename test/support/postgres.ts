@@ -2,31 +2,45 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
+import { REPO_ROOT } from './workflows';
+
 export interface TestPostgres {
 	url: string;
+	/** False when the server was given (a URL from the environment) and is left running. */
+	embedded: boolean;
 	stop(): Promise<void>;
 }
 
-const SCRIPT = join(__dirname, '..', '..', 'scripts', 'embedded-postgres.mjs');
+const SERVER_SCRIPT = join(__dirname, 'embeddedPostgres.ts');
 
 /** TEST_DATABASE_URL when set; otherwise a fresh embedded PostgreSQL in a child process. */
-export async function startTestPostgres(): Promise<TestPostgres> {
-	const given = process.env.TEST_DATABASE_URL;
-	if (given) return { url: given, stop: async () => {} };
+export function startTestPostgres(): Promise<TestPostgres> {
+	return startPostgres(process.env.TEST_DATABASE_URL);
+}
+
+/** The server at `givenUrl` when there is one (left running on stop), else an embedded one. */
+export async function startPostgres(givenUrl?: string | null): Promise<TestPostgres> {
+	if (givenUrl) return { url: givenUrl, embedded: false, stop: async () => {} };
 	return startEmbeddedPostgres();
 }
 
+/** A throwaway server (embeddedPostgres.ts); it stops on `stop()` or when our end of its stdin closes. */
 export async function startEmbeddedPostgres(): Promise<TestPostgres> {
-	const child = spawn(process.execPath, [SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+	const child = spawn(process.execPath, ['--import', 'tsx', SERVER_SCRIPT], {
+		cwd: REPO_ROOT,
+		stdio: ['pipe', 'pipe', 'inherit'],
+	});
 	const url = await readUrl(child);
-	return { url, stop: () => stopChild(child) };
+	return { url, embedded: true, stop: () => stopChild(child) };
 }
 
 function readUrl(child: ChildProcess): Promise<string> {
 	return new Promise((resolve, reject) => {
-		const lines = createInterface({ input: child.stdout! });
-		const timer = setTimeout(() => reject(new Error('embedded-postgres did not start within 60 s')), 60_000);
-		lines.once('line', (line) => {
+		const timer = setTimeout(
+			() => reject(new Error('embedded-postgres did not start within 90 s')),
+			90_000,
+		);
+		createInterface({ input: child.stdout! }).once('line', (line) => {
 			clearTimeout(timer);
 			resolve((JSON.parse(line) as { url: string }).url);
 		});

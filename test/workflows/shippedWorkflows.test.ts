@@ -31,11 +31,16 @@ interface Workflow {
 }
 
 const files = readdirSync(join(REPO, 'workflows')).filter((file) => file.endsWith('.json'));
-const workflows = files.map((file) => ({ file, workflow: JSON.parse(readFileSync(join(REPO, 'workflows', file), 'utf8')) as Workflow }));
+const workflows = files.map((file) => ({
+	file,
+	workflow: JSON.parse(readFileSync(join(REPO, 'workflows', file), 'utf8')) as Workflow,
+}));
 
 /** The package's classes, loaded from source through the paths package.json lists for dist/. */
 function loadFromSource<T>(distPath: string): T {
 	const source = join(REPO, distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
+	// A path known only at run time, compiled by ts-jest: a static import cannot name it.
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const module = require(source) as Record<string, new () => T>;
 	const [Class] = Object.values(module);
 	return new Class();
@@ -46,10 +51,16 @@ const packageNodes = new Map<string, INodeType>(
 		return [`${manifest.name}.${node.description.name}`, node];
 	}),
 );
-const packageCredentialTypes = manifest.n8n.credentials.map((path) => loadFromSource<{ name: string }>(path).name);
+const packageCredentialTypes = manifest.n8n.credentials.map(
+	(path) => loadFromSource<{ name: string }>(path).name,
+);
 
 it('ships the three workflows', () => {
-	expect(files.sort()).toEqual(['builtin-nodes-template.json', 'cleanup-processed-events.json', 'idempotency-claim-template.json']);
+	expect(files.sort()).toEqual([
+		'builtin-nodes-template.json',
+		'cleanup-processed-events.json',
+		'idempotency-claim-template.json',
+	]);
 });
 
 describe.each(workflows)('$file', ({ workflow }) => {
@@ -60,7 +71,8 @@ describe.each(workflows)('$file', ({ workflow }) => {
 		expect(workflow.pinData ?? {}).toEqual({});
 		expect(workflow.active).toBe(false);
 		for (const node of workflow.nodes) {
-			for (const credential of Object.values(node.credentials ?? {})) expect(credential).toEqual({ name: credential.name });
+			for (const credential of Object.values(node.credentials ?? {}))
+				expect(credential).toEqual({ name: credential.name });
 		}
 	});
 
@@ -77,9 +89,15 @@ describe.each(workflows)('$file', ({ workflow }) => {
 			expect(node.typeVersion).toBe(description.version);
 			const known = new Map(description.properties.map((property) => [property.name, property]));
 			for (const [name, value] of Object.entries(node.parameters)) {
-				expect({ node: node.name, parameter: name, known: known.has(name) }).toEqual({ node: node.name, parameter: name, known: true });
+				expect({ node: node.name, parameter: name, known: known.has(name) }).toEqual({
+					node: node.name,
+					parameter: name,
+					known: true,
+				});
 				if (name === 'options') {
-					const optionNames = ((known.get('options') as INodeProperties).options as INodeProperties[]).map((o) => o.name);
+					const optionNames = (
+						(known.get('options') as INodeProperties).options as INodeProperties[]
+					).map((o) => o.name);
 					for (const option of Object.keys(value as object)) expect(optionNames).toContain(option);
 				}
 			}
@@ -100,7 +118,9 @@ describe.each(workflows)('$file', ({ workflow }) => {
 
 it('gives every webhook its own path (n8n silently skips a second workflow on the same path)', () => {
 	const paths = workflows.flatMap(({ workflow }) =>
-		workflow.nodes.filter((node) => node.type === 'n8n-nodes-base.webhook').map((node) => node.parameters.path),
+		workflow.nodes
+			.filter((node) => node.type === 'n8n-nodes-base.webhook')
+			.map((node) => node.parameters.path),
 	);
 	expect(paths.length).toBeGreaterThan(0);
 	expect(new Set(paths).size).toBe(paths.length);

