@@ -1,0 +1,108 @@
+import { readSingleHeader } from './headers';
+import { decodeBase64, decodeHex, hmac, matchesAny, type HmacAlgorithm } from './hmac';
+import { firstMatchingSecret } from './secrets';
+import { checkFreshness, headerFailure, parseUnixSeconds } from './timestamp';
+import {
+	RAW_BODY_MISSING,
+	SignatureConfigError,
+	refuse,
+	type SignedRequest,
+	type SignatureVerdict,
+	type SigningSecrets,
+	type VerifyOptions,
+} from './verdict';
+
+const SCHEME = 'genericHmac';
+
+export interface GenericHmacSettings {
+	signatureHeader: string;
+	algorithm: HmacAlgorithm;
+	encoding: 'hex' | 'base64';
+	/** Text before the digest in the header, e.g. `sha256=`; empty for none. */
+	prefix: string;
+	/** Header holding a signed Unix timestamp (seconds); empty when the sender signs none. */
+	timestampHeader: string;
+	/** What is signed: literal text with `{body}`, `{timestamp}` and `{header:Name}` placeholders. */
+	signedContent: string;
+}
+
+type TemplatePart = { literal: string } | { body: true } | { timestamp: true } | { header: string };
+
+/** Any sender that signs with an HMAC the schemes above do not name. */
+export function verifyGenericHmac(
+	request: SignedRequest,
+	secrets: SigningSecrets,
+	options: VerifyOptions,
+	settings: GenericHmacSettings,
+): SignatureVerdict {
+	const template = parseSignedContent(settings);
+	if (!request.rawBody) return refuse(SCHEME, 'no_raw_body', RAW_BODY_MISSING);
+	const header = readSingleHeader(request.headers, settings.signatureHeader);
+	if (!header.ok) return headerFailure(SCHEME, header);
+	if (!header.value.startsWith(settings.prefix)) {
+		return refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} does not start with "${settings.prefix}"`);
+	}
+	const digestText = header.value.slice(settings.prefix.length);
+	const given = settings.encoding === 'hex' ? decodeHex(digestText) : decodeBase64(digestText);
+	if (!given) return refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} is not ${settings.encoding} after its prefix`);
+
+	let signedAt: number | null = null;
+	let timestampText = '';
+	if (settings.timestampHeader !== '') {
+		const timestamp = readSingleHeader(request.headers, settings.timestampHeader);
+		if (!timestamp.ok) return headerFailure(SCHEME, timestamp);
+		const parsed = parseUnixSeconds(SCHEME, `header ${settings.timestampHeader}`, timestamp.value);
+		if (!parsed.ok) return parsed.verdict;
+		signedAt = parsed.seconds;
+		timestampText = timestamp.value;
+	}
+	const parts: Array<string | Uint8Array> = [];
+	for (const part of template) {
+		if ('literal' in part) parts.push(part.literal);
+		else if ('body' in part) parts.push(request.rawBody);
+		else if ('timestamp' in part) parts.push(timestampText);
+		else {
+			const read = readSingleHeader(request.headers, part.header);
+			if (!read.ok) return headerFailure(SCHEME, read);
+			parts.push(read.value);
+		}
+	}
+	const used = firstMatchingSecret(
+		secrets,
+		(secret) => hmac(settings.algorithm, secret, parts),
+		(expected) => matchesAny(expected, [given]),
+	);
+	if (!used) return refuse(SCHEME, 'signature_mismatch', `${settings.signatureHeader} does not match the configured secret`);
+	const stale = signedAt === null ? undefined : checkFreshness(SCHEME, signedAt, options.nowSeconds, options.toleranceSeconds);
+	return stale ?? { valid: true, scheme: SCHEME, secretUsed: used, timestamp: signedAt };
+}
+
+const PLACEHOLDER = /\{(body|timestamp|header:[^{}]+)\}/g;
+
+/** `{timestamp}.{body}` → parts; refuses what would sign something other than the user meant. */
+export function parseSignedContent(settings: GenericHmacSettings): TemplatePart[] {
+	const text = settings.signedContent;
+	const parts: TemplatePart[] = [];
+	let last = 0;
+	for (const match of text.matchAll(PLACEHOLDER)) {
+		if (match.index! > last) parts.push({ literal: text.slice(last, match.index) });
+		const name = match[1];
+		if (name === 'body') parts.push({ body: true });
+		else if (name === 'timestamp') parts.push({ timestamp: true });
+		else parts.push({ header: name.slice('header:'.length).trim() });
+		last = match.index! + match[0].length;
+	}
+	if (last < text.length) parts.push({ literal: text.slice(last) });
+	const literals = parts.filter((part): part is { literal: string } => 'literal' in part).map((part) => part.literal);
+	if (literals.some((literal) => /[{}]/.test(literal))) {
+		throw new SignatureConfigError(`Signed Content "${text}" has an unknown placeholder; use {body}, {timestamp} or {header:Name}`);
+	}
+	if (!parts.some((part) => 'body' in part)) {
+		throw new SignatureConfigError(`Signed Content "${text}" must contain {body}: a signature that does not cover the body proves nothing about it`);
+	}
+	if (parts.some((part) => 'timestamp' in part) && settings.timestampHeader === '') {
+		throw new SignatureConfigError('Signed Content uses {timestamp}, but no Timestamp Header is set');
+	}
+	if (settings.signatureHeader.trim() === '') throw new SignatureConfigError('Signature Header is empty');
+	return parts;
+}

@@ -1,0 +1,29 @@
+import { readSingleHeader } from './headers';
+import { decodeHex, hmac, matchesAny } from './hmac';
+import { firstMatchingSecret } from './secrets';
+import { headerFailure } from './timestamp';
+import { RAW_BODY_MISSING, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
+
+const SCHEME = 'github';
+const HEADER = 'X-Hub-Signature-256';
+
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body. GitHub signs no timestamp,
+ * so a replay is only stopped by the claim (X-GitHub-Delivery stays the same on every redelivery).
+ */
+export function verifyGitHub(request: SignedRequest, secrets: SigningSecrets): SignatureVerdict {
+	if (!request.rawBody) return refuse(SCHEME, 'no_raw_body', RAW_BODY_MISSING);
+	const header = readSingleHeader(request.headers, HEADER);
+	if (!header.ok) return headerFailure(SCHEME, header);
+	const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header.value);
+	if (!match) return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not "sha256=" followed by 64 hex digits`);
+	const given = decodeHex(match[1])!;
+	const body = request.rawBody;
+	const used = firstMatchingSecret(
+		secrets,
+		(secret) => hmac('sha256', secret, [body]),
+		(expected) => matchesAny(expected, [given]),
+	);
+	if (!used) return refuse(SCHEME, 'signature_mismatch', `${HEADER} does not match the body signed with the configured secret`);
+	return { valid: true, scheme: SCHEME, secretUsed: used, timestamp: null };
+}

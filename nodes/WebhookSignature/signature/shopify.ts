@@ -1,0 +1,30 @@
+import { readSingleHeader } from './headers';
+import { decodeBase64, hmac, matchesAny } from './hmac';
+import { firstMatchingSecret } from './secrets';
+import { headerFailure } from './timestamp';
+import { RAW_BODY_MISSING, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
+
+const SCHEME = 'shopify';
+const HEADER = 'X-Shopify-Hmac-Sha256';
+
+/**
+ * Shopify: `X-Shopify-Hmac-Sha256`, the base64 HMAC-SHA256 of the raw body with the app's client secret.
+ * No timestamp is signed; X-Shopify-Event-Id identifies the event for the claim.
+ */
+export function verifyShopify(request: SignedRequest, secrets: SigningSecrets): SignatureVerdict {
+	if (!request.rawBody) return refuse(SCHEME, 'no_raw_body', RAW_BODY_MISSING);
+	const header = readSingleHeader(request.headers, HEADER);
+	if (!header.ok) return headerFailure(SCHEME, header);
+	const given = decodeBase64(header.value);
+	if (!given || given.length !== 32) {
+		return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-256 digest`);
+	}
+	const body = request.rawBody;
+	const used = firstMatchingSecret(
+		secrets,
+		(secret) => hmac('sha256', secret, [body]),
+		(expected) => matchesAny(expected, [given]),
+	);
+	if (!used) return refuse(SCHEME, 'signature_mismatch', `${HEADER} does not match the body signed with the configured secret`);
+	return { valid: true, scheme: SCHEME, secretUsed: used, timestamp: null };
+}
