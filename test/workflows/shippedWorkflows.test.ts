@@ -71,7 +71,7 @@ describe.each(workflows)('$file', ({ workflow }) => {
 		}
 	});
 
-	it("sets only parameters the package's nodes have, and their credential type", () => {
+	it("sets only parameters the package's nodes have, and each node's own credential type", () => {
 		for (const node of workflow.nodes.filter((n) => packageNodes.has(n.type))) {
 			const { description } = packageNodes.get(node.type)!;
 			expect(node.typeVersion).toBe(description.version);
@@ -83,7 +83,9 @@ describe.each(workflows)('$file', ({ workflow }) => {
 					for (const option of Object.keys(value as object)) expect(optionNames).toContain(option);
 				}
 			}
-			expect(Object.keys(node.credentials ?? {})).toEqual(packageCredentialTypes);
+			const wanted = (description.credentials ?? []).map((credential) => credential.name);
+			expect(Object.keys(node.credentials ?? {})).toEqual(wanted);
+			for (const type of wanted) expect(packageCredentialTypes).toContain(type);
 		}
 	});
 
