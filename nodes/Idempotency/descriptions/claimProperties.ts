@@ -1,5 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { PROVIDER_KEY_PRESETS } from '../key/providerPresets';
 import { tableOptions } from './tableOptions';
 
 export const claimProperties: INodeProperties[] = [
@@ -15,11 +16,20 @@ export const claimProperties: INodeProperties[] = [
 				description:
 					'Evt: + body.ID; without an ID, sha256: + hash of the raw request bytes (Webhook Raw Body option), else of the canonical JSON body',
 			},
-			{ name: 'Header', value: 'header', description: 'A delivery-ID header such as Webhook-ID or X-GitHub-Delivery' },
-			{ name: 'Field', value: 'field', description: 'Any field of the item, by path' },
 			{ name: 'Expression', value: 'expression', description: 'Any value you compute' },
+			{ name: 'Field', value: 'field', description: 'Any field of the item, by path' },
+			{ name: 'Header', value: 'header', description: 'A delivery-ID header such as Webhook-ID or X-GitHub-Delivery' },
+			{ name: 'Provider Preset', value: 'preset', description: "Where a known provider puts its event's ID (Stripe, GitHub, Shopify, …)" },
 		],
 		default: 'auto',
+	},
+	{
+		displayName: 'Provider',
+		name: 'keyPreset',
+		type: 'options',
+		options: PROVIDER_KEY_PRESETS.map(({ name, value, description }) => ({ name, value, description })),
+		default: 'stripe',
+		displayOptions: { show: { keySource: ['preset'] } },
 	},
 	{
 		displayName: 'Header Name',
