@@ -28,7 +28,7 @@ export const PROVIDER_KEY_PRESETS: readonly ProviderKeyPreset[] = [
 		value: 'slack',
 		name: 'Slack',
 		rule: { source: 'field', fieldPath: 'body.event_id' },
-		description: 'Body event_id (Events API). Every app subscribed to the event sees the same ID: give each app its own Scope.',
+		description: 'Body event_id (Events API). If one table serves several Slack apps, give each app its own Scope.',
 	},
 	{
 		value: 'standardWebhooks',
