@@ -5,10 +5,11 @@
  * genuine delivery that follows is still processed.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
 import { githubHeader, stripeHeader } from '../support/signers';
+import { createAppDatabase, withClient, type AppDatabase } from './support/appDatabase';
 import { deliver } from './support/deliver';
 import { N8nExecutions } from './support/n8nExecutions';
 import { N8nProcess } from './support/n8nProcess';
@@ -26,19 +27,17 @@ const stripeTemplate = withSigningCredential(loadShippedWorkflow('stripe-templat
 const githubTemplate = withSigningCredential(loadShippedWorkflow('github-template.json'), GITHUB_CREDENTIAL.id);
 
 let server: TestPostgres;
-let databaseName: string;
+let app: AppDatabase | undefined;
 let pool: Pool;
 let n8n: N8nProcess | undefined;
 let executions: N8nExecutions;
 
 beforeAll(async () => {
 	server = await startTestPostgres();
-	databaseName = `sig_e2e_${randomBytes(4).toString('hex')}`;
-	await withAdmin((admin) => admin.query(`CREATE DATABASE ${databaseName}`));
-	const url = new URL(server.url);
-	url.pathname = `/${databaseName}`;
-	pool = new Pool({ connectionString: url.toString(), max: 4 });
-	await pool.query(tablesSql());
+	app = await createAppDatabase(server.url, 'sig_e2e');
+	// The workflows' tables belong to the app role, as when a user runs workflows/processed_events.sql.
+	await withClient(app.appUrl, (client) => client.query(tablesSql()));
+	pool = new Pool({ connectionString: app.adminUrl, max: 4 });
 	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
 	executions = new N8nExecutions(pool, N8N_SCHEMA);
 
@@ -48,10 +47,10 @@ beforeAll(async () => {
 			{ ...STRIPE_CREDENTIAL, data: { secret: STRIPE_SECRET } },
 			{ ...GITHUB_CREDENTIAL, data: { secret: GITHUB_SECRET } },
 		],
-		credentialsForDatabase: url.toString(),
+		credentialsForDatabase: app.appUrl,
 		workflows: [stripeTemplate, githubTemplate],
 		publish: [stripeTemplate.id, githubTemplate.id],
-		databaseUrl: url.toString(),
+		databaseUrl: app.adminUrl,
 		databaseSchema: N8N_SCHEMA,
 	});
 	await n8n.start();
@@ -60,7 +59,7 @@ beforeAll(async () => {
 afterAll(async () => {
 	await n8n?.close();
 	await pool?.end();
-	if (databaseName) await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`));
+	await app?.drop();
 	await server?.stop();
 }, 120_000);
 
@@ -196,14 +195,4 @@ async function claimed(key: string): Promise<boolean> {
 async function businessRows(key: string): Promise<number> {
 	const { rows } = await pool.query('SELECT count(*)::int AS n FROM business_log WHERE event_key = $1', [key]);
 	return rows[0].n;
-}
-
-async function withAdmin<T>(work: (admin: Client) => Promise<T>): Promise<T> {
-	const admin = new Client({ connectionString: server.url });
-	await admin.connect();
-	try {
-		return await work(admin);
-	} finally {
-		await admin.end();
-	}
 }

@@ -1,7 +1,7 @@
 import { readSingleHeader } from './headers';
-import { decodeBase64, decodeHex, hmac, matchesAny, type HmacAlgorithm } from './hmac';
-import { firstMatchingSecret } from './secrets';
-import { checkFreshness, headerFailure, parseUnixSeconds } from './timestamp';
+import { decodeBase64, decodeHex, hmac, type HmacAlgorithm } from './hmac';
+import { signedVerdict } from './signedVerdict';
+import { headerFailure, parseUnixSeconds } from './timestamp';
 import {
 	RAW_BODY_MISSING,
 	SignatureConfigError,
@@ -67,14 +67,14 @@ export function verifyGenericHmac(
 			parts.push(read.value);
 		}
 	}
-	const used = firstMatchingSecret(
+	return signedVerdict(
+		SCHEME,
 		secrets,
 		(secret) => hmac(settings.algorithm, secret, parts),
-		(expected) => matchesAny(expected, [given]),
+		[given],
+		`${settings.signatureHeader} does not match the configured secret`,
+		signedAt === null ? undefined : { signedAt, options },
 	);
-	if (!used) return refuse(SCHEME, 'signature_mismatch', `${settings.signatureHeader} does not match the configured secret`);
-	const stale = signedAt === null ? undefined : checkFreshness(SCHEME, signedAt, options.nowSeconds, options.toleranceSeconds);
-	return stale ?? { valid: true, scheme: SCHEME, secretUsed: used, timestamp: signedAt };
 }
 
 const PLACEHOLDER = /\{(body|timestamp|header:[^{}]+)\}/g;

@@ -1,6 +1,6 @@
 import { readSingleHeader } from './headers';
-import { decodeHex, hmac, matchesAny } from './hmac';
-import { firstMatchingSecret } from './secrets';
+import { decodeHex, hmac } from './hmac';
+import { signedVerdict } from './signedVerdict';
 import { headerFailure } from './timestamp';
 import { RAW_BODY_MISSING, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
 
@@ -17,13 +17,12 @@ export function verifyGitHub(request: SignedRequest, secrets: SigningSecrets): S
 	if (!header.ok) return headerFailure(SCHEME, header);
 	const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header.value);
 	if (!match) return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not "sha256=" followed by 64 hex digits`);
-	const given = decodeHex(match[1])!;
 	const body = request.rawBody;
-	const used = firstMatchingSecret(
+	return signedVerdict(
+		SCHEME,
 		secrets,
 		(secret) => hmac('sha256', secret, [body]),
-		(expected) => matchesAny(expected, [given]),
+		[decodeHex(match[1])!],
+		`${HEADER} does not match the body signed with the configured secret`,
 	);
-	if (!used) return refuse(SCHEME, 'signature_mismatch', `${HEADER} does not match the body signed with the configured secret`);
-	return { valid: true, scheme: SCHEME, secretUsed: used, timestamp: null };
 }

@@ -7,18 +7,6 @@ export function candidateSecrets(secrets: SigningSecrets): Array<{ used: SecretU
 	return list;
 }
 
-/** The first secret whose expected MAC matches (`undefined` when none does). */
-export function firstMatchingSecret<Key>(
-	secrets: SigningSecrets,
-	toKey: (secret: string) => Key,
-	matches: (key: Key) => boolean,
-): SecretUsed | undefined {
-	for (const { used, secret } of candidateSecrets(secrets)) {
-		if (matches(toKey(secret))) return used;
-	}
-	return undefined;
-}
-
 /**
  * What is wrong with the configured secrets, if anything: the credential test shows it before the first
  * delivery is refused. A pasted secret with a stray space or newline is the classic mistake.

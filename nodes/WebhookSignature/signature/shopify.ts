@@ -1,6 +1,6 @@
 import { readSingleHeader } from './headers';
-import { decodeBase64, hmac, matchesAny } from './hmac';
-import { firstMatchingSecret } from './secrets';
+import { decodeBase64, hmac } from './hmac';
+import { signedVerdict } from './signedVerdict';
 import { headerFailure } from './timestamp';
 import { RAW_BODY_MISSING, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
 
@@ -20,11 +20,11 @@ export function verifyShopify(request: SignedRequest, secrets: SigningSecrets): 
 		return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-256 digest`);
 	}
 	const body = request.rawBody;
-	const used = firstMatchingSecret(
+	return signedVerdict(
+		SCHEME,
 		secrets,
 		(secret) => hmac('sha256', secret, [body]),
-		(expected) => matchesAny(expected, [given]),
+		[given],
+		`${HEADER} does not match the body signed with the configured secret`,
 	);
-	if (!used) return refuse(SCHEME, 'signature_mismatch', `${HEADER} does not match the body signed with the configured secret`);
-	return { valid: true, scheme: SCHEME, secretUsed: used, timestamp: null };
 }

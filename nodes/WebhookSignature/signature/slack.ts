@@ -1,7 +1,7 @@
 import { readSingleHeader } from './headers';
-import { decodeHex, hmac, matchesAny } from './hmac';
-import { firstMatchingSecret } from './secrets';
-import { checkFreshness, headerFailure, parseUnixSeconds } from './timestamp';
+import { decodeHex, hmac } from './hmac';
+import { signedVerdict } from './signedVerdict';
+import { headerFailure, parseUnixSeconds } from './timestamp';
 import {
 	RAW_BODY_MISSING,
 	refuse,
@@ -27,20 +27,13 @@ export function verifySlack(request: SignedRequest, secrets: SigningSecrets, opt
 	const parsed = parseUnixSeconds(SCHEME, `header ${TIMESTAMP_HEADER}`, timestamp.value);
 	if (!parsed.ok) return parsed.verdict;
 
-	const given = decodeHex(match[1])!;
 	const body = request.rawBody;
-	const used = firstMatchingSecret(
+	return signedVerdict(
+		SCHEME,
 		secrets,
 		(secret) => hmac('sha256', secret, [`v0:${timestamp.value}:`, body]),
-		(expected) => matchesAny(expected, [given]),
-	);
-	if (!used) return refuse(SCHEME, 'signature_mismatch', `${SIGNATURE_HEADER} does not match the configured signing secret`);
-	return (
-		checkFreshness(SCHEME, parsed.seconds, options.nowSeconds, options.toleranceSeconds) ?? {
-			valid: true,
-			scheme: SCHEME,
-			secretUsed: used,
-			timestamp: parsed.seconds,
-		}
+		[decodeHex(match[1])!],
+		`${SIGNATURE_HEADER} does not match the configured signing secret`,
+		{ signedAt: parsed.seconds, options },
 	);
 }

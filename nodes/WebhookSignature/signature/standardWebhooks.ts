@@ -1,7 +1,7 @@
 import { readSingleHeader } from './headers';
-import { decodeBase64, hmac, matchesAny } from './hmac';
-import { firstMatchingSecret } from './secrets';
-import { checkFreshness, headerFailure, parseUnixSeconds } from './timestamp';
+import { decodeBase64, hmac } from './hmac';
+import { signedVerdict } from './signedVerdict';
+import { headerFailure, parseUnixSeconds } from './timestamp';
 import {
 	RAW_BODY_MISSING,
 	SignatureConfigError,
@@ -46,19 +46,13 @@ export function verifyStandardWebhooks(
 	if (!parsed.ok) return parsed.verdict;
 
 	const body = request.rawBody;
-	const used = firstMatchingSecret(
+	return signedVerdict(
+		scheme,
 		secrets,
-		standardWebhooksKey,
-		(key) => matchesAny(hmac('sha256', key, [`${id}.${timestamp}.`, body]), signatures),
-	);
-	if (!used) return refuse(scheme, 'signature_mismatch', `no v1 signature in ${flavour}-signature matches the configured secret`);
-	return (
-		checkFreshness(scheme, parsed.seconds, options.nowSeconds, options.toleranceSeconds) ?? {
-			valid: true,
-			scheme,
-			secretUsed: used,
-			timestamp: parsed.seconds,
-		}
+		(secret) => hmac('sha256', standardWebhooksKey(secret), [`${id}.${timestamp}.`, body]),
+		signatures,
+		`no v1 signature in ${flavour}-signature matches the configured secret`,
+		{ signedAt: parsed.seconds, options },
 	);
 }
 

@@ -1,7 +1,7 @@
 import { readSingleHeader } from './headers';
-import { decodeHex, hmac, matchesAny } from './hmac';
-import { firstMatchingSecret } from './secrets';
-import { checkFreshness, headerFailure, parseUnixSeconds } from './timestamp';
+import { decodeHex, hmac } from './hmac';
+import { signedVerdict } from './signedVerdict';
+import { headerFailure, parseUnixSeconds } from './timestamp';
 import {
 	RAW_BODY_MISSING,
 	refuse,
@@ -45,18 +45,12 @@ export function verifyStripe(request: SignedRequest, secrets: SigningSecrets, op
 	if (!parsed.ok) return parsed.verdict;
 
 	const body = request.rawBody;
-	const used = firstMatchingSecret(
+	return signedVerdict(
+		SCHEME,
 		secrets,
 		(secret) => hmac('sha256', secret, [`${timestamps[0]}.`, body]),
-		(expected) => matchesAny(expected, signatures),
-	);
-	if (!used) return refuse(SCHEME, 'signature_mismatch', `no v1 signature in ${HEADER} matches the configured secret`);
-	return (
-		checkFreshness(SCHEME, parsed.seconds, options.nowSeconds, options.toleranceSeconds) ?? {
-			valid: true,
-			scheme: SCHEME,
-			secretUsed: used,
-			timestamp: parsed.seconds,
-		}
+		signatures,
+		`no v1 signature in ${HEADER} matches the configured secret`,
+		{ signedAt: parsed.seconds, options },
 	);
 }

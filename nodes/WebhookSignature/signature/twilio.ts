@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { readSingleHeader } from './headers';
 import { decodeBase64, decodeHex, hmac, matchesAny } from './hmac';
-import { firstMatchingSecret } from './secrets';
+import { signedVerdict } from './signedVerdict';
 import { headerFailure } from './timestamp';
 import { RAW_BODY_MISSING, SignatureConfigError, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
 
@@ -30,20 +30,21 @@ export function verifyTwilio(request: SignedRequest, secrets: SigningSecrets, pu
 	const content =
 		bodyHash === undefined ? formContent(publicUrl.trim(), request.rawBody) : bodyHashContent(publicUrl.trim(), bodyHash);
 	if (typeof content !== 'string') return content;
-	const used = firstMatchingSecret(
+	const verdict = signedVerdict(
+		SCHEME,
 		secrets,
 		(secret) => hmac('sha1', secret, [content]),
-		(expected) => matchesAny(expected, [given]),
+		[given],
+		`${HEADER} does not match the URL and parameters signed with the auth token`,
 	);
-	if (!used) return refuse(SCHEME, 'signature_mismatch', `${HEADER} does not match the URL and parameters signed with the auth token`);
-	if (bodyHash !== undefined) {
+	if (verdict.valid && bodyHash !== undefined) {
 		// The URL (with its bodySHA256) is authentic; the bytes must be the ones it names.
 		const actual = createHash('sha256').update(request.rawBody).digest();
 		if (!matchesAny(actual, [decodeHex(String(bodyHash))!])) {
 			return refuse(SCHEME, 'signature_mismatch', `the body does not match the signed ${BODY_HASH_PARAM}`);
 		}
 	}
-	return { valid: true, scheme: SCHEME, secretUsed: used, timestamp: null };
+	return verdict;
 }
 
 /** URL + each form parameter as name+value, sorted by name (a repeated name's distinct values sorted too, as Twilio's libraries do). */
