@@ -25,7 +25,7 @@ export class WebhookSigningSecretApi implements ICredentialType {
 			default: '',
 			required: true,
 			description:
-				"Stripe and Standard Webhooks / Svix: the whsec_… signing secret. GitHub: the webhook's secret. Shopify: the app's client secret. Slack: the signing secret. Twilio: the auth token.",
+				"Stripe and Standard Webhooks / Svix: the whsec_… signing secret (Standard Webhooks with asymmetric signatures: the whpk_… public key). GitHub: the webhook's secret. Shopify: the app's client secret. Slack: the signing secret. Twilio: the auth token.",
 		},
 		{
 			displayName: 'Previous Secret',

@@ -5,6 +5,9 @@
 import { verifySignature, type SchemeName, type SchemeSettings } from '../../nodes/WebhookSignature/signature/schemes';
 import type { SignedRequest, SignatureVerdict } from '../../nodes/WebhookSignature/signature/verdict';
 import {
+	newEd25519Pair,
+	standardWebhooksEd25519Headers,
+	type Ed25519Pair,
 	genericHeader,
 	githubHeader,
 	shopifyHeader,
@@ -30,6 +33,7 @@ const GENERIC = {
 
 interface Preset {
 	scheme: SchemeName;
+	label?: string;
 	/** Secrets in each scheme's own format. */
 	secret: string;
 	otherSecret: string;
@@ -43,6 +47,15 @@ interface Preset {
 }
 
 const whsec = (seed: string) => `whsec_${Buffer.from(seed.padEnd(24, '.')).toString('base64')}`;
+
+const ed25519Pairs = new Map<string, Ed25519Pair>();
+function ed25519Pair(name: string): Ed25519Pair {
+	const pair = newEd25519Pair();
+	ed25519Pairs.set(pair.publicKey, pair);
+	ed25519Pairs.set(name, pair);
+	return pair;
+}
+const ed25519PairOf = (publicKey: string) => ed25519Pairs.get(publicKey)!;
 
 const presets: Preset[] = [
 	{
@@ -93,7 +106,18 @@ const presets: Preset[] = [
 		sign: (secret, t, body) => standardWebhooksHeaders(secret, 'msg_1', t, body),
 		signatureHeader: 'webhook-signature',
 		timestamped: true,
-		emptyList: () => 'v1a,c2lnbmF0dXJl',
+		emptyList: () => 'v2,c2lnbmF0dXJl',
+	},
+	{
+		scheme: 'standardWebhooks',
+		label: 'standardWebhooks, v1a (Ed25519 public key)',
+		secret: ed25519Pair('current').publicKey,
+		otherSecret: ed25519Pair('other').publicKey,
+		body: BODY,
+		sign: (publicKey, t, body) => standardWebhooksEd25519Headers(ed25519PairOf(publicKey), 'msg_3', t, body),
+		signatureHeader: 'webhook-signature',
+		timestamped: true,
+		emptyList: () => 'v2,c2lnbmF0dXJl',
 	},
 	{
 		scheme: 'svix',
@@ -135,7 +159,7 @@ const presets: Preset[] = [
 
 const settings: SchemeSettings = { nowSeconds: NOW, toleranceSeconds: TOLERANCE, publicUrl: TWILIO_URL, generic: GENERIC };
 
-describe.each(presets)('$scheme', (preset) => {
+describe.each(presets.map((preset) => ({ ...preset, label: preset.label ?? preset.scheme })))('$label', (preset) => {
 	const secrets = { current: preset.secret };
 	const verdicts: SignatureVerdict[] = [];
 	const verify = (request: SignedRequest, secretsUsed: { current: string; previous?: string } = secrets, at = settings) => {

@@ -2,10 +2,11 @@
  * Each scheme against the vectors its provider (or RFC) publishes: if these pass, the construction is the
  * provider's, not merely consistent with our own signer.
  */
+import { ed25519PublicKey, ed25519VerifiesAny } from '../../nodes/WebhookSignature/signature/ed25519';
 import { hmac } from '../../nodes/WebhookSignature/signature/hmac';
 import { verifySignature, type SchemeSettings } from '../../nodes/WebhookSignature/signature/schemes';
 import type { SignedRequest } from '../../nodes/WebhookSignature/signature/verdict';
-import { stripeHeader } from '../support/signers';
+import { newEd25519Pair, standardWebhooksEd25519Headers, stripeHeader } from '../support/signers';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 const at = (nowSeconds: number, extra: Partial<SchemeSettings> = {}): SchemeSettings => ({ nowSeconds, toleranceSeconds: 300, ...extra });
@@ -139,5 +140,48 @@ describe('published vectors', () => {
 		// During a roll Stripe signs with both secrets; a v0 entry (test mode) is ignored.
 		const rolled = `${stripeHeader('whsec_other', t, body, [secret])},v0=deadbeef`;
 		expect(verifySignature('stripe', signed(rolled), { current: secret }, at(t))).toMatchObject({ valid: true });
+	});
+});
+
+describe('Standard Webhooks v1a (Ed25519)', () => {
+	// RFC 8032, section 7.1, tests 1 and 2: the primitive the v1a entries use.
+	it.each([
+		[
+			'test 1 (empty message)',
+			'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+			'',
+			'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
+		],
+		[
+			'test 2 (one byte)',
+			'3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c',
+			'72',
+			'92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
+		],
+	])('RFC 8032 %s', (_label, publicKeyHex, messageHex, signatureHex) => {
+		const key = ed25519PublicKey(`whpk_${Buffer.from(publicKeyHex, 'hex').toString('base64')}`);
+		const message = Buffer.from(messageHex, 'hex');
+		const signature = Buffer.from(signatureHex, 'hex');
+		expect(ed25519VerifiesAny(key, message, [signature])).toBe(true);
+		const flipped = Buffer.from(signature);
+		flipped[0] ^= 0x01;
+		expect(ed25519VerifiesAny(key, message, [flipped])).toBe(false);
+	});
+
+	it('headers built per the specification: v1a verified with the whpk_ key, next to a v1 entry it ignores', () => {
+		const pair = newEd25519Pair();
+		const body = '{"type":"user.created"}';
+		const headers = standardWebhooksEd25519Headers(pair, 'msg_v1a', 1_700_000_000, body);
+		headers['webhook-signature'] = `v1,AAAA ${headers['webhook-signature']}`;
+		const verdict = verifySignature('standardWebhooks', { rawBody: bytes(body), headers }, { current: pair.publicKey }, at(1_700_000_000));
+		expect(verdict).toEqual({ valid: true, scheme: 'standardWebhooks', secretUsed: 'current', timestamp: 1_700_000_000 });
+		// A whsec_ secret does not accept a v1a entry, and a whpk_ key does not accept v1.
+		expect(verifySignature('standardWebhooks', { rawBody: bytes(body), headers }, { current: 'whsec_AAAA' }, at(1_700_000_000))).toMatchObject({
+			reason: 'signature_mismatch',
+		});
+	});
+
+	it('a whpk_ key that is not 32 bytes is a configuration error', () => {
+		expect(() => ed25519PublicKey('whpk_AAAA')).toThrow(/not a Standard Webhooks public key/);
 	});
 });

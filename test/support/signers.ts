@@ -2,7 +2,7 @@
  * The sending side of each scheme, written from the providers' documentation and independent of the node's
  * code: what a provider would put on the wire for these bytes, this secret and this time.
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 
 const mac = (algorithm: string, key: string | Buffer, content: string | Buffer) => createHmac(algorithm, key).update(content);
 
@@ -57,4 +57,26 @@ export function twilioJsonSignature(authToken: string, url: string, body: string
 
 export function genericHeader(algorithm: string, encoding: 'hex' | 'base64', secret: string, content: Buffer): string {
 	return mac(algorithm, secret, content).digest(encoding);
+}
+
+export interface Ed25519Pair {
+	/** `whpk_` + base64 of the raw 32-byte public key, as Standard Webhooks hands it to receivers. */
+	publicKey: string;
+	privateKey: KeyObject;
+}
+
+export function newEd25519Pair(): Ed25519Pair {
+	const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+	const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+	return { publicKey: `whpk_${raw.toString('base64')}`, privateKey };
+}
+
+/** Standard Webhooks `v1a`: an Ed25519 signature of `{id}.{timestamp}.{body}`. */
+export function standardWebhooksEd25519Headers(pair: Ed25519Pair, id: string, timestamp: number, body: string | Buffer): Record<string, string> {
+	const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), Buffer.from(body)]);
+	return {
+		'webhook-id': id,
+		'webhook-timestamp': String(timestamp),
+		'webhook-signature': `v1a,${sign(null, signed, pair.privateKey).toString('base64')}`,
+	};
 }

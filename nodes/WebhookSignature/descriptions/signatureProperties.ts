@@ -21,7 +21,7 @@ export const signatureProperties: INodeProperties[] = [
 			{
 				name: 'Standard Webhooks',
 				value: 'standardWebhooks',
-				description: 'Webhook-ID, Webhook-Timestamp, Webhook-Signature (v1,&lt;base64&gt;); secret whsec_…',
+				description: 'Webhook-ID, Webhook-Timestamp, Webhook-Signature: v1 (secret whsec_…) or v1a Ed25519 (public key whpk_…)',
 			},
 			{ name: 'Stripe', value: 'stripe', description: 'Stripe-Signature: t=…,v1=&lt;hex&gt; over {t}.{body}; any v1 may match' },
 			{ name: 'Svix', value: 'svix', description: 'Standard Webhooks with Svix-ID, Svix-Timestamp, Svix-Signature headers' },

@@ -16,7 +16,18 @@ export function signedVerdict(
 	mismatchMessage: string,
 	freshness?: { signedAt: number; options: VerifyOptions },
 ): SignatureVerdict {
-	const used = candidateSecrets(secrets).find(({ secret }) => matchesAny(expectedMac(secret), sent))?.used;
+	return verifiedVerdict(scheme, secrets, (secret) => matchesAny(expectedMac(secret), sent), mismatchMessage, freshness);
+}
+
+/** The same for any check of one secret (an asymmetric signature has no expected value to compare with). */
+export function verifiedVerdict(
+	scheme: string,
+	secrets: SigningSecrets,
+	verifies: (secret: string) => boolean,
+	mismatchMessage: string,
+	freshness?: { signedAt: number; options: VerifyOptions },
+): SignatureVerdict {
+	const used = candidateSecrets(secrets).find(({ secret }) => verifies(secret))?.used;
 	if (!used) return refuse(scheme, 'signature_mismatch', mismatchMessage);
 	if (!freshness) return { valid: true, scheme, secretUsed: used, timestamp: null };
 	const { signedAt, options } = freshness;

@@ -1,6 +1,7 @@
 import { readSingleHeader } from './headers';
-import { decodeBase64, hmac } from './hmac';
-import { signedVerdict } from './signedVerdict';
+import { ed25519PublicKey, ed25519VerifiesAny, isStandardWebhooksPublicKey } from './ed25519';
+import { decodeBase64, hmac, matchesAny } from './hmac';
+import { verifiedVerdict } from './signedVerdict';
 import { headerFailure, parseUnixSeconds } from './timestamp';
 import {
 	RAW_BODY_MISSING,
@@ -17,8 +18,9 @@ export type StandardWebhooksFlavour = 'webhook' | 'svix';
 
 /**
  * Standard Webhooks: HMAC-SHA256 of `{id}.{timestamp}.{raw body}` keyed with the base64-decoded secret
- * (after `whsec_`), sent as a space-separated list of `v1,<base64>` in `{prefix}-signature`. Any v1 may
- * match; other versions (v1a, asymmetric) are ignored here.
+ * (after `whsec_`), sent as a space-separated list of `v1,<base64>` in `{prefix}-signature`. With a
+ * `whpk_` public key instead of a secret, the `v1a,<base64>` entries are checked as Ed25519 signatures of
+ * the same content. Any entry may match; other versions are ignored.
  */
 export function verifyStandardWebhooks(
 	request: SignedRequest,
@@ -32,26 +34,31 @@ export function verifyStandardWebhooks(
 	for (const read of reads) if (!read.ok) return headerFailure(scheme, read);
 	const [id, timestamp, signatureList] = reads.map((read) => (read as { value: string }).value);
 
-	const signatures: Buffer[] = [];
+	const signatures: Record<'v1' | 'v1a', Buffer[]> = { v1: [], v1a: [] };
 	for (const entry of signatureList.split(' ').filter((token) => token !== '')) {
 		const comma = entry.indexOf(',');
 		if (comma <= 0) return refuse(scheme, 'malformed_header', `header ${flavour}-signature has an entry that is not "version,signature"`);
-		if (entry.slice(0, comma) !== 'v1') continue;
+		const version = entry.slice(0, comma);
+		if (version !== 'v1' && version !== 'v1a') continue;
 		const decoded = decodeBase64(entry.slice(comma + 1));
-		if (!decoded) return refuse(scheme, 'malformed_header', `header ${flavour}-signature has a v1 entry that is not base64`);
-		signatures.push(decoded);
+		if (!decoded) return refuse(scheme, 'malformed_header', `header ${flavour}-signature has a ${version} entry that is not base64`);
+		signatures[version].push(decoded);
 	}
-	if (signatures.length === 0) return refuse(scheme, 'malformed_header', `header ${flavour}-signature carries no v1 signature`);
+	if (signatures.v1.length + signatures.v1a.length === 0) {
+		return refuse(scheme, 'malformed_header', `header ${flavour}-signature carries no v1 or v1a signature`);
+	}
 	const parsed = parseUnixSeconds(scheme, `header ${flavour}-timestamp`, timestamp);
 	if (!parsed.ok) return parsed.verdict;
 
-	const body = request.rawBody;
-	return signedVerdict(
+	const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), request.rawBody]);
+	return verifiedVerdict(
 		scheme,
 		secrets,
-		(secret) => hmac('sha256', standardWebhooksKey(secret), [`${id}.${timestamp}.`, body]),
-		signatures,
-		`no v1 signature in ${flavour}-signature matches the configured secret`,
+		(secret) =>
+			isStandardWebhooksPublicKey(secret)
+				? ed25519VerifiesAny(ed25519PublicKey(secret), content, signatures.v1a)
+				: matchesAny(hmac('sha256', standardWebhooksKey(secret), [content]), signatures.v1),
+		`no signature in ${flavour}-signature matches the configured secret or public key`,
 		{ signedAt: parsed.seconds, options },
 	);
 }
