@@ -1,9 +1,9 @@
 import { readSingleHeader } from './headers';
 import { decodeBase64, decodeHex, hmac, type HmacAlgorithm } from './hmac';
 import { signedVerdict } from './signedVerdict';
-import { headerFailure, parseUnixSeconds } from './timestamp';
+import { headerFailure, readSignedParts } from './signedParts';
+import { parseUnixSeconds } from './timestamp';
 import {
-	RAW_BODY_MISSING,
 	SignatureConfigError,
 	refuse,
 	type SignedRequest,
@@ -36,13 +36,13 @@ export function verifyGenericHmac(
 	settings: GenericHmacSettings,
 ): SignatureVerdict {
 	const template = parseSignedContent(settings);
-	if (!request.rawBody) return refuse(SCHEME, 'no_raw_body', RAW_BODY_MISSING);
-	const header = readSingleHeader(request.headers, settings.signatureHeader);
-	if (!header.ok) return headerFailure(SCHEME, header);
-	if (!header.value.startsWith(settings.prefix)) {
+	const signed = readSignedParts(SCHEME, request, [settings.signatureHeader]);
+	if (!signed.ok) return signed.verdict;
+	const { body, headers: [header] } = signed;
+	if (!header.startsWith(settings.prefix)) {
 		return refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} does not start with "${settings.prefix}"`);
 	}
-	const digestText = header.value.slice(settings.prefix.length);
+	const digestText = header.slice(settings.prefix.length);
 	const given = settings.encoding === 'hex' ? decodeHex(digestText) : decodeBase64(digestText);
 	if (!given) return refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} is not ${settings.encoding} after its prefix`);
 
@@ -59,7 +59,7 @@ export function verifyGenericHmac(
 	const parts: Array<string | Uint8Array> = [];
 	for (const part of template) {
 		if ('literal' in part) parts.push(part.literal);
-		else if ('body' in part) parts.push(request.rawBody);
+		else if ('body' in part) parts.push(body);
 		else if ('timestamp' in part) parts.push(timestampText);
 		else {
 			const read = readSingleHeader(request.headers, part.header);

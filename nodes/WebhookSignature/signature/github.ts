@@ -1,8 +1,7 @@
-import { readSingleHeader } from './headers';
 import { decodeHex, hmac } from './hmac';
+import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
-import { headerFailure } from './timestamp';
-import { RAW_BODY_MISSING, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
+import { refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
 
 const SCHEME = 'github';
 const HEADER = 'X-Hub-Signature-256';
@@ -12,12 +11,11 @@ const HEADER = 'X-Hub-Signature-256';
  * so a replay is only stopped by the claim (X-GitHub-Delivery stays the same on every redelivery).
  */
 export function verifyGitHub(request: SignedRequest, secrets: SigningSecrets): SignatureVerdict {
-	if (!request.rawBody) return refuse(SCHEME, 'no_raw_body', RAW_BODY_MISSING);
-	const header = readSingleHeader(request.headers, HEADER);
-	if (!header.ok) return headerFailure(SCHEME, header);
-	const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header.value);
+	const parts = readSignedParts(SCHEME, request, [HEADER]);
+	if (!parts.ok) return parts.verdict;
+	const { body, headers: [header] } = parts;
+	const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header);
 	if (!match) return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not "sha256=" followed by 64 hex digits`);
-	const body = request.rawBody;
 	return signedVerdict(
 		SCHEME,
 		secrets,

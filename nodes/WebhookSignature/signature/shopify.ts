@@ -1,8 +1,7 @@
-import { readSingleHeader } from './headers';
 import { decodeBase64, hmac } from './hmac';
+import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
-import { headerFailure } from './timestamp';
-import { RAW_BODY_MISSING, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
+import { refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
 
 const SCHEME = 'shopify';
 const HEADER = 'X-Shopify-Hmac-Sha256';
@@ -12,14 +11,13 @@ const HEADER = 'X-Shopify-Hmac-Sha256';
  * No timestamp is signed; X-Shopify-Event-Id identifies the event for the claim.
  */
 export function verifyShopify(request: SignedRequest, secrets: SigningSecrets): SignatureVerdict {
-	if (!request.rawBody) return refuse(SCHEME, 'no_raw_body', RAW_BODY_MISSING);
-	const header = readSingleHeader(request.headers, HEADER);
-	if (!header.ok) return headerFailure(SCHEME, header);
-	const given = decodeBase64(header.value);
+	const parts = readSignedParts(SCHEME, request, [HEADER]);
+	if (!parts.ok) return parts.verdict;
+	const { body, headers: [header] } = parts;
+	const given = decodeBase64(header);
 	if (!given || given.length !== 32) {
 		return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-256 digest`);
 	}
-	const body = request.rawBody;
 	return signedVerdict(
 		SCHEME,
 		secrets,

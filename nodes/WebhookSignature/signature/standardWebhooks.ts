@@ -1,10 +1,9 @@
-import { readSingleHeader } from './headers';
 import { ed25519PublicKey, ed25519VerifiesAny, isStandardWebhooksPublicKey } from './ed25519';
 import { decodeBase64, hmac, matchesAny } from './hmac';
 import { verifiedVerdict } from './signedVerdict';
-import { headerFailure, parseUnixSeconds } from './timestamp';
+import { readSignedParts } from './signedParts';
+import { parseUnixSeconds } from './timestamp';
 import {
-	RAW_BODY_MISSING,
 	SignatureConfigError,
 	refuse,
 	type SignedRequest,
@@ -29,10 +28,9 @@ export function verifyStandardWebhooks(
 	flavour: StandardWebhooksFlavour = 'webhook',
 ): SignatureVerdict {
 	const scheme = flavour === 'svix' ? 'svix' : 'standardWebhooks';
-	if (!request.rawBody) return refuse(scheme, 'no_raw_body', RAW_BODY_MISSING);
-	const reads = ['id', 'timestamp', 'signature'].map((part) => readSingleHeader(request.headers, `${flavour}-${part}`));
-	for (const read of reads) if (!read.ok) return headerFailure(scheme, read);
-	const [id, timestamp, signatureList] = reads.map((read) => (read as { value: string }).value);
+	const parts = readSignedParts(scheme, request, [`${flavour}-id`, `${flavour}-timestamp`, `${flavour}-signature`]);
+	if (!parts.ok) return parts.verdict;
+	const { body, headers: [id, timestamp, signatureList] } = parts;
 
 	const signatures: Record<'v1' | 'v1a', Buffer[]> = { v1: [], v1a: [] };
 	for (const entry of signatureList.split(' ').filter((token) => token !== '')) {
@@ -50,7 +48,7 @@ export function verifyStandardWebhooks(
 	const parsed = parseUnixSeconds(scheme, `header ${flavour}-timestamp`, timestamp);
 	if (!parsed.ok) return parsed.verdict;
 
-	const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), request.rawBody]);
+	const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]);
 	return verifiedVerdict(
 		scheme,
 		secrets,

@@ -1,9 +1,8 @@
-import { readSingleHeader } from './headers';
 import { decodeHex, hmac } from './hmac';
+import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
-import { headerFailure, parseUnixSeconds } from './timestamp';
+import { parseUnixSeconds } from './timestamp';
 import {
-	RAW_BODY_MISSING,
 	refuse,
 	type SignedRequest,
 	type SignatureVerdict,
@@ -19,13 +18,13 @@ const HEADER = 'Stripe-Signature';
  * match: during a secret roll Stripe sends one per active secret. Other entries (v0) are ignored.
  */
 export function verifyStripe(request: SignedRequest, secrets: SigningSecrets, options: VerifyOptions): SignatureVerdict {
-	if (!request.rawBody) return refuse(SCHEME, 'no_raw_body', RAW_BODY_MISSING);
-	const header = readSingleHeader(request.headers, HEADER);
-	if (!header.ok) return headerFailure(SCHEME, header);
+	const parts = readSignedParts(SCHEME, request, [HEADER]);
+	if (!parts.ok) return parts.verdict;
+	const { body, headers: [header] } = parts;
 
 	const timestamps: string[] = [];
 	const signatures: Buffer[] = [];
-	for (const entry of header.value.split(',')) {
+	for (const entry of header.split(',')) {
 		const equals = entry.indexOf('=');
 		if (equals <= 0) return refuse(SCHEME, 'malformed_header', `header ${HEADER} has an entry that is not key=value`);
 		const key = entry.slice(0, equals).trim();
@@ -44,7 +43,6 @@ export function verifyStripe(request: SignedRequest, secrets: SigningSecrets, op
 	const parsed = parseUnixSeconds(SCHEME, `${HEADER} t=`, timestamps[0]);
 	if (!parsed.ok) return parsed.verdict;
 
-	const body = request.rawBody;
 	return signedVerdict(
 		SCHEME,
 		secrets,

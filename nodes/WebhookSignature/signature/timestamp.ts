@@ -1,4 +1,3 @@
-import type { HeaderRead } from './headers';
 import { refuse, type SignatureVerdict } from './verdict';
 
 const UNIX_SECONDS = /^\d{1,12}$/;
@@ -37,8 +36,4 @@ export function checkFreshness(
 		);
 	}
 	return undefined;
-}
-
-export function headerFailure(scheme: string, read: Extract<HeaderRead, { ok: false }>): SignatureVerdict {
-	return refuse(scheme, read.reason, read.message);
 }

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 
-import { readSingleHeader } from './headers';
 import { decodeBase64, decodeHex, hmac, matchesAny } from './hmac';
+import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
-import { headerFailure } from './timestamp';
-import { RAW_BODY_MISSING, SignatureConfigError, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
+import { SignatureConfigError, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
 
 const SCHEME = 'twilio';
 const HEADER = 'X-Twilio-Signature';
@@ -20,15 +19,15 @@ export function verifyTwilio(request: SignedRequest, secrets: SigningSecrets, pu
 	if (!/^https?:\/\/\S+$/.test(publicUrl.trim())) {
 		throw new SignatureConfigError('Twilio needs the public URL configured in Twilio (https://…), exactly as Twilio calls it');
 	}
-	if (!request.rawBody) return refuse(SCHEME, 'no_raw_body', RAW_BODY_MISSING);
-	const header = readSingleHeader(request.headers, HEADER);
-	if (!header.ok) return headerFailure(SCHEME, header);
-	const given = decodeBase64(header.value);
+	const parts = readSignedParts(SCHEME, request, [HEADER]);
+	if (!parts.ok) return parts.verdict;
+	const { body, headers: [header] } = parts;
+	const given = decodeBase64(header);
 	if (!given || given.length !== 20) return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-1 digest`);
 
 	const bodyHash = request.query?.[BODY_HASH_PARAM];
 	const content =
-		bodyHash === undefined ? formContent(publicUrl.trim(), request.rawBody) : bodyHashContent(publicUrl.trim(), bodyHash);
+		bodyHash === undefined ? formContent(publicUrl.trim(), body) : bodyHashContent(publicUrl.trim(), bodyHash);
 	if (typeof content !== 'string') return content;
 	const verdict = signedVerdict(
 		SCHEME,
@@ -39,7 +38,7 @@ export function verifyTwilio(request: SignedRequest, secrets: SigningSecrets, pu
 	);
 	if (verdict.valid && bodyHash !== undefined) {
 		// The URL (with its bodySHA256) is authentic; the bytes must be the ones it names.
-		const actual = createHash('sha256').update(request.rawBody).digest();
+		const actual = createHash('sha256').update(body).digest();
 		if (!matchesAny(actual, [decodeHex(String(bodyHash))!])) {
 			return refuse(SCHEME, 'signature_mismatch', `the body does not match the signed ${BODY_HASH_PARAM}`);
 		}
