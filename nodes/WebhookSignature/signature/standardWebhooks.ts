@@ -1,7 +1,7 @@
 import { ed25519PublicKey, ed25519VerifiesAny, isStandardWebhooksPublicKey } from './ed25519';
 import { decodeBase64, hmac, matchesAny } from './hmac';
-import { verifiedVerdict } from './signedVerdict';
 import { readSignedParts } from './signedParts';
+import { verifiedVerdict } from './signedVerdict';
 import { parseUnixSeconds } from './timestamp';
 import {
 	SignatureConfigError,
