@@ -9,10 +9,7 @@ export class WebhookSigningSecretApi implements ICredentialType {
 
 	displayName = 'Webhook Signing Secret API';
 
-	icon = {
-		light: 'file:../nodes/WebhookSignature/webhookSignature.svg',
-		dark: 'file:../nodes/WebhookSignature/webhookSignature.dark.svg',
-	} as const;
+	icon = { light: 'file:webhookSigningSecret.svg', dark: 'file:webhookSigningSecret.dark.svg' } as const;
 
 	documentationUrl = 'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency#webhook-signature';
 
