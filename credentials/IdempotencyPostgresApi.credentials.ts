@@ -6,9 +6,9 @@ export class IdempotencyPostgresApi implements ICredentialType {
 
 	displayName = 'Idempotency Postgres';
 
-	icon = { light: 'file:../nodes/Idempotency/idempotency.svg', dark: 'file:../nodes/Idempotency/idempotency.dark.svg' } as const;
+	icon = { light: 'file:idempotencyPostgres.svg', dark: 'file:idempotencyPostgres.dark.svg' } as const;
 
-	documentationUrl = 'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency#credential';
+	documentationUrl = 'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency#credential-idempotency-postgres';
 
 	properties: INodeProperties[] = [
 		{ displayName: 'Host', name: 'host', type: 'string', default: 'localhost' },

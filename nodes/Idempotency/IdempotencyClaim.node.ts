@@ -20,7 +20,7 @@ export class IdempotencyClaim implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Idempotency Claim',
 		name: 'idempotencyClaim',
-		icon: { light: 'file:idempotency.svg', dark: 'file:idempotency.dark.svg' },
+		icon: { light: 'file:idempotencyClaim.svg', dark: 'file:idempotencyClaim.dark.svg' },
 		group: ['transform'],
 		usableAsTool: true,
 		version: 1,

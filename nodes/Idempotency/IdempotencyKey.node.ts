@@ -6,18 +6,17 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { executePurge, purgeProperties } from './actions/purge.operation';
-import { executeSettle, settleProperties } from './actions/settle.operation';
+import { routeKeyOperation } from './actions/keyRouter';
+import { purgeProperties } from './actions/purge.operation';
+import { settleProperties } from './actions/settle.operation';
 import { tableOptions } from './descriptions/tableOptions';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
-
-type Operation = 'complete' | 'release' | 'purge';
 
 export class IdempotencyKey implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Idempotency Key',
 		name: 'idempotencyKey',
-		icon: { light: 'file:idempotency.svg', dark: 'file:idempotency.dark.svg' },
+		icon: { light: 'file:idempotencyKey.svg', dark: 'file:idempotencyKey.dark.svg' },
 		group: ['transform'],
 		usableAsTool: true,
 		version: 1,
@@ -71,8 +70,6 @@ export class IdempotencyKey implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const operation = this.getNodeParameter('operation', 0) as Operation;
-		if (operation === 'purge') return executePurge.call(this);
-		return executeSettle.call(this, operation);
+		return routeKeyOperation.call(this);
 	}
 }

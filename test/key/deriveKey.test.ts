@@ -80,6 +80,38 @@ describe('deriveKey: the seed rule (evt: + body.id, else sha256: of the raw byte
 	});
 });
 
+describe('ids that would change on their way through Postgres', () => {
+	const idKey = (id: unknown) => deriveKey({ json: { body: { id } } }, AUTO);
+
+	it('hashes an id holding a lone surrogate, from its UTF-16 code units, so two such ids never share a key', () => {
+		const high = idKey('evt_\ud800');
+		const low = idKey('evt_\udfff');
+		expect(high.key).toBe(`evt-sha256:${createHash('sha256').update(Buffer.from('evt_\ud800', 'utf16le')).digest('hex')}`);
+		expect(high.hashedLongValue).toBe(true);
+		expect(low.key).not.toBe(high.key);
+		// A well-formed pair is text Postgres stores as is: it stays readable.
+		expect(idKey('evt_\ud83d\ude00').key).toBe('evt:evt_😀');
+	});
+
+	it('refuses a scope that is not well-formed text', () => {
+		expect(() => deriveKey({ json: { body: { id: 'x' } } }, AUTO, 'billing\ud800')).toThrow(/the scope/);
+	});
+
+	it.each([NaN, Infinity, -Infinity])('names %p as not a usable id', (id) => {
+		expect(() => idKey(id)).toThrow(`body.id is ${id}, which is not a usable id (a finite number or a string is)`);
+	});
+});
+
+describe('a key header sent twice', () => {
+	it('refuses the value Node makes of two headers ("a, b") instead of keying on it', () => {
+		const rule: KeyRule = { source: 'header', headerName: 'webhook-id' };
+		expect(() => deriveKey(webhook('{}', {}, { 'webhook-id': 'msg_A, msg_B' }), rule)).toThrow(
+			'header "webhook-id" holds "msg_A, msg_B": it was sent more than once',
+		);
+		expect(deriveKey(webhook('{}', {}, { 'webhook-id': 'msg_A' }), rule).key).toBe('evt:msg_A');
+	});
+});
+
 describe('deriveKey: other key sources and scope', () => {
 	const item: KeyInput = {
 		json: {

@@ -127,7 +127,9 @@ describe('Idempotency Claim node', () => {
 		const error = await run([webhookItem('{"id":"x"}')], { options: { table, createTable: false } }, { credentials }).catch(
 			(e: unknown) => e,
 		);
-		expect((error as Error).message).toMatch(new RegExp(`^Permission denied for user "${role}"`));
+		expect((error as Error).message).toBe(
+			`table public.${table} cannot be used by role "${role}": it lacks INSERT, UPDATE (GRANT INSERT, UPDATE ON "public"."${table}" TO "${role}")`,
+		);
 		expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
 		await admin.end();
 	});
@@ -185,4 +187,61 @@ describe('Idempotency Claim node', () => {
 	it('an execution with no items sends nothing and returns empty outputs', async () => {
 		expect(await run([], { options: { table: 'never_created' } })).toEqual([[], []]);
 	});
+
+	it.each(['once', 'lease'])('an id with a lone surrogate is claimed under its own hashed key and settles normally (%s)', async (claimMode) => {
+		const table = uniqueTableName('surrogate');
+		const params = { claimMode, options: { table } };
+		const [[first]] = await run([webhookItem('{"id":"evt_\\ud800"}')], params);
+		const [, [again]] = await run([webhookItem('{"id":"evt_\\ud800"}')], params);
+		const [[other]] = await run([webhookItem('{"id":"evt_\\udfff"}')], params);
+		expect((first.json.idempotency as IDataObject).key).toMatch(/^evt-sha256:[0-9a-f]{64}$/);
+		expect((again.json.idempotency as IDataObject).key).toBe((first.json.idempotency as IDataObject).key);
+		expect((other.json.idempotency as IDataObject).key).not.toBe((first.json.idempotency as IDataObject).key);
+	});
+
+	it('under "Continue (regular output)" a failed claim stops the node: no unclaimed item may leave on New', async () => {
+		const context = executeContext([webhookItem('{"id":"evt_regular"}')], {
+			parameters: { keySource: 'auto', claimMode: 'once', options: { table: uniqueTableName('regular') } },
+			credentials: testCredentials({ host: '127.0.0.1', port: 1 }),
+			onError: 'continueRegularOutput',
+		});
+		await expect(node.execute.call(context)).rejects.toThrow(/^Connection refused at 127\.0\.0\.1:1/);
+		const keyless = executeContext([webhookItem('')], {
+			parameters: { keySource: 'auto', claimMode: 'once', options: { table: uniqueTableName('regular') } },
+			credentials: testCredentials(),
+			onError: 'continueRegularOutput',
+		});
+		await expect(node.execute.call(keyless)).rejects.toThrow(/^Item 0: no key/);
+	});
+
+	it('a busy pool and a statement timeout are reported as what they are, not as a connection time-out', async () => {
+		const table = uniqueTableName('busy');
+		const credentials = testCredentials({ maxConnections: 1 });
+		const blocker = testPool(1);
+		await run([webhookItem('{"id":"evt_warm"}')], { options: { table } }, { credentials });
+		const holder = await blocker.connect();
+		await holder.query('BEGIN');
+		await holder.query(`INSERT INTO ${table} (key) VALUES ('evt:held')`);
+		// The one pooled connection waits on the held row; the next claim cannot get a connection.
+		const waiting = run([webhookItem('{"id":"held"}')], { options: { table } }, { credentials }).catch((e: unknown) => e);
+		const busy = await run([webhookItem('{"id":"evt_other"}')], { options: { table } }, { credentials }).catch((e: unknown) => e);
+		expect((busy as Error).message).toMatch(/^All 1 pooled connections to 127\.0\.0\.1:\d+ stayed busy for 10 s/);
+		await holder.query('ROLLBACK');
+		holder.release();
+		await waiting;
+
+		const timeoutRole = uniqueTableName('slow');
+		await blocker.query(`CREATE ROLE ${timeoutRole} LOGIN PASSWORD 'slow-pw' SUPERUSER`);
+		await blocker.query(`ALTER ROLE ${timeoutRole} SET statement_timeout = '200ms'`);
+		const held = await blocker.connect();
+		await held.query('BEGIN');
+		await held.query(`INSERT INTO ${table} (key) VALUES ('evt:slow')`);
+		const slow = await run([webhookItem('{"id":"slow"}')], { options: { table } }, { credentials: testCredentials({ user: timeoutRole, password: 'slow-pw' }) }).catch(
+			(e: unknown) => e,
+		);
+		expect((slow as Error).message).toMatch(/cancelled the statement \(canceling statement due to statement timeout\): the database is up/);
+		await held.query('ROLLBACK');
+		held.release();
+		await blocker.end();
+	}, 40_000);
 });

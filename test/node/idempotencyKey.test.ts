@@ -91,4 +91,28 @@ describe('Idempotency Key node', () => {
 		expect((await pool.query(`SELECT key FROM ${table}`)).rows).toEqual([{ key: 'evt:fresh' }]);
 		await pool.end();
 	});
+
+	it('Release with an empty Claim ID is refused, naming the item; the claim stays', async () => {
+		const table = uniqueTableName('key');
+		const [created] = await claim([webhookItem('{"id":"evt_R"}')], table);
+		await expect(settle('release', created, table, '')).rejects.toThrow(/^Item 0: the Claim ID is empty/);
+		const pool = testPool(1);
+		expect((await pool.query(`SELECT status FROM ${table}`)).rows).toEqual([{ status: 'processing' }]);
+		await pool.end();
+	});
+
+	it('Purge takes Older Than as text from an expression ("30"), and names a bad value', async () => {
+		const table = uniqueTableName('key');
+		await claim([webhookItem('{"id":"kept"}')], table);
+		const purge = (olderThanDays: unknown) =>
+			keyNode.execute.call(
+				executeContext([{ json: {} }], {
+					parameters: { operation: 'purge', olderThanDays, batchSize: 100, options: { table } } as IDataObject,
+					credentials: testCredentials(),
+				}),
+			);
+		const [[report]] = await purge('30');
+		expect(report.json).toMatchObject({ deleted: 0, olderThanDays: 30 });
+		await expect(purge('thirty')).rejects.toThrow('Older Than (Days) must be a number 0 or more, got "thirty"');
+	});
 });

@@ -1,6 +1,6 @@
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
-import { MissingTableError } from '../../nodes/Idempotency/store/tableSchema';
+import { TableError } from '../../nodes/Idempotency/errors';
+import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { freshClaimTable, rowsOf } from '../support/claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
@@ -72,8 +72,8 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 
 	it('refuses a missing table when creation is off, naming the table and the fix', async () => {
 		const missing = uniqueTableName('missing');
-		await expect(openClaimTable(testCredentials(), tableRef('public', missing), false)).rejects.toThrow(MissingTableError);
-		await expect(openClaimTable(testCredentials(), tableRef('public', missing), false)).rejects.toThrow(
+		await expect(openClaimTable(await poolFor(testCredentials()), tableRef('public', missing), { createIfMissing: false, privileges: [] })).rejects.toThrow(TableError);
+		await expect(openClaimTable(await poolFor(testCredentials()), tableRef('public', missing), { createIfMissing: false, privileges: [] })).rejects.toThrow(
 			`table public.${missing} does not exist; turn on "Create Table If Missing"`,
 		);
 	});
@@ -82,7 +82,7 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 		const pool = testPool(2);
 		const schema = uniqueTableName('Schema');
 		await pool.query(`CREATE SCHEMA "${schema}"`);
-		const opened = await openClaimTable(testCredentials(), tableRef(schema, 'Mixed_Case'), true);
+		const opened = await openClaimTable(await poolFor(testCredentials()), tableRef(schema, 'Mixed_Case'), { createIfMissing: true, privileges: [] });
 		const index = await pool.query(
 			`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'Mixed_Case' AND indexdef LIKE '%(first_seen)%'`,
 			[schema],

@@ -19,8 +19,8 @@ describe('claim with lease', () => {
 		const [during] = await table.claim(['evt:A'], lease(30));
 		expect(during).toMatchObject({ won: false, duplicateKind: 'in_progress', deliveries: 2 });
 
-		const completed = await completeKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: first.claimToken }]);
-		expect([...completed]).toEqual(['evt:A']);
+		const completed = await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		expect(completed).toEqual([true]);
 		const [after] = await table.claim(['evt:A'], lease(3600));
 		expect(after).toMatchObject({ won: false, duplicateKind: 'completed', status: 'completed', deliveries: 3 });
 		const [row] = await rowsOf(table.pool, table.ref.qualified);
@@ -38,17 +38,17 @@ describe('claim with lease', () => {
 		expect(retry).toMatchObject({ won: true, reclaimed: true, status: 'processing' });
 		expect(retry.claimToken).not.toBe(crashed.claimToken);
 
-		const staleRelease = await releaseKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: crashed.claimToken }]);
-		const staleComplete = await completeKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: crashed.claimToken }]);
-		expect(staleRelease.size + staleComplete.size).toBe(0);
+		const staleRelease = await releaseKeys(table, [{ key: 'evt:A', claimToken: crashed.claimToken }]);
+		const staleComplete = await completeKeys(table, [{ key: 'evt:A', claimToken: crashed.claimToken }]);
+		expect([...staleRelease, ...staleComplete]).toEqual([false, false]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ status: 'processing', claim_token: retry.claimToken }]);
 	});
 
 	it('release deletes the key so the provider’s next retry is new', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		const released = await releaseKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: first.claimToken }]);
-		expect([...released]).toEqual(['evt:A']);
+		const released = await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		expect(released).toEqual([true]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toEqual([]);
 		const [retry] = await table.claim(['evt:A'], lease(5));
 		expect(retry).toMatchObject({ won: true, reclaimed: false, deliveries: 1 });
@@ -57,14 +57,14 @@ describe('claim with lease', () => {
 	it('release works in claim-once mode too (a failed business step frees the key)', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A']);
-		await releaseKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }]);
 		expect((await table.claim(['evt:A']))[0].won).toBe(true);
 	});
 
 	it('a batch mixes new, in-progress, reclaimable and completed keys in one statement', async () => {
 		const table = await freshClaimTable();
 		const [, done] = await table.claim(['evt:old', 'evt:done'], lease(0));
-		await completeKeys(table.pool, table.ref, table.capabilities, [{ key: 'evt:done', claimToken: done.claimToken }]);
+		await completeKeys(table, [{ key: 'evt:done', claimToken: done.claimToken }]);
 		await table.claim(['evt:busy'], lease(100));
 		const outcomes = await table.claim(['evt:new', 'evt:busy', 'evt:old', 'evt:done', 'evt:new'], lease(120));
 		expect(outcomes.map((o) => [o.key, o.won, o.duplicateKind])).toEqual([
@@ -113,5 +113,51 @@ describe('payload fingerprint', () => {
 			[false, true],
 			[false, false],
 		]);
+	});
+});
+
+describe('who may settle a claim', () => {
+	it('Release after Complete deletes nothing: the next redelivery is a completed duplicate', async () => {
+		const table = await freshClaimTable();
+		const [first] = await table.claim(['evt:A'], lease(0));
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([false]);
+		const [redelivery] = await table.claim(['evt:A'], lease(10));
+		expect(redelivery).toMatchObject({ won: false, duplicateKind: 'completed' });
+	});
+
+	it('Release with an empty claim ID matches nothing, never another execution’s claim', async () => {
+		const table = await freshClaimTable();
+		await table.claim(['evt:A'], lease(0));
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: null }])).toEqual([false]);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ key: 'evt:A', status: 'processing' }]);
+	});
+
+	it('a claim-once claim stays releasable by its own holder, and only by it', async () => {
+		const table = await freshClaimTable();
+		const [holder] = await table.claim(['evt:A']);
+		const [other] = await table.claim(['evt:A']);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: other.claimToken }])).toEqual([false]);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: holder.claimToken }])).toEqual([true]);
+	});
+
+	it('Complete on a batch holding one key under a stale and the current claim ID reports only the current one', async () => {
+		const table = await freshClaimTable();
+		const [stale] = await table.claim(['evt:A'], lease(0));
+		const [current] = await table.claim(['evt:A'], lease(61));
+		expect(current.reclaimed).toBe(true);
+		const settled = await completeKeys(table, [
+			{ key: 'evt:A', claimToken: stale.claimToken },
+			{ key: 'evt:A', claimToken: current.claimToken },
+		]);
+		expect(settled).toEqual([false, true]);
+	});
+
+	it('Complete is safe to repeat after a lost answer: the second attempt reports the key completed', async () => {
+		const table = await freshClaimTable();
+		const [first] = await table.claim(['evt:A'], lease(0));
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ status: 'completed', claim_token: null }]);
 	});
 });

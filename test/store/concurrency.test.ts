@@ -1,8 +1,19 @@
+import type { Pool } from 'pg';
+
+import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { completeKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable } from '../support/claimTable';
+import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { freshClaimTable, withClaimHelper } from '../support/claimTable';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
+
+let admin: Pool;
+beforeAll(() => {
+	admin = testPool(1);
+});
+afterAll(() => admin.end());
 
 const CLAIMERS = 8;
 
@@ -54,9 +65,35 @@ describe('one winner under concurrency (real Postgres, pooled connections)', () 
 			expect([...winsPerKey.values()].every((n) => n === 1)).toBe(true);
 			// Completing all in reverse order while a batch re-claims them must not deadlock either.
 			await Promise.all([
-				completeKeys(table.pool, table.ref, table.capabilities, reversed.map((key) => ({ key, claimToken: null }))),
+				completeKeys(table, reversed.map((key) => ({ key, claimToken: null }))),
 				table.claim(keys, { mode: 'lease' }),
 			]);
 		}
+	});
+
+	it('Claim Once and Claim With Lease on one table, with repeats and new keys mixed, never deadlock (Postgres counts none)', async () => {
+		const credentials = testCredentials({ maxConnections: 7 });
+		const pool = await poolFor(credentials);
+		const table = withClaimHelper(await openClaimTable(pool, tableRef('public', uniqueTableName('mixed')), { createIfMissing: true, privileges: [] }));
+		const deadlocks = async () => {
+			await admin.query('SELECT pg_stat_clear_snapshot()');
+			return (await admin.query<{ n: string }>('SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0].n;
+		};
+		const before = await deadlocks();
+		for (let round = 0; round < 10; round++) {
+			const keys = Array.from({ length: 1000 }, (_, i) => `evt:mix-${round}-${String(i).padStart(4, '0')}`);
+			await table.claim(keys.filter((_, i) => i % 2 === 0)); // half the keys are repeats
+			const reversed = [...keys].reverse();
+			await Promise.all([
+				table.claim(keys, { countRepeats: true }),
+				table.claim(reversed, { mode: 'lease' }),
+				table.claim(reversed, { countRepeats: false }),
+				table.claim(keys, { mode: 'lease' }),
+			]);
+		}
+		// A backend reports its statistics when it exits: end the pool, then read the server's count.
+		await pool.end();
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		expect(await deadlocks()).toBe(before);
 	});
 });

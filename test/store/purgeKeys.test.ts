@@ -15,10 +15,25 @@ describe('purge', () => {
 			 UNION ALL SELECT 'fresh:' || i, $2::timestamptz FROM generate_series(1, 5) i`,
 			[daysAgo(31), daysAgo(29)],
 		);
-		const result = await purgeKeys(table.pool, table.ref, { olderThanDays: 30, batchSize: 10, now });
+		const result = await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now });
 		expect(result).toEqual({ deleted: 25, batches: 3, cutoff: daysAgo(30) });
 		const left = (await rowsOf(table.pool, table.ref.qualified)).map((r) => r.key as string);
 		expect(left.sort()).toEqual(['fresh:1', 'fresh:2', 'fresh:3', 'fresh:4', 'fresh:5']);
-		expect(await purgeKeys(table.pool, table.ref, { olderThanDays: 30, batchSize: 10, now })).toMatchObject({ deleted: 0, batches: 1 });
+		expect(await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now })).toMatchObject({ deleted: 0, batches: 1 });
+	});
+
+	it('never deletes a claim still being worked on, however old its key; expired leases and completed keys go', async () => {
+		const table = await freshClaimTable();
+		const now = new Date('2026-03-01T00:00:00Z');
+		const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);
+		const inSeconds = (seconds: number) => new Date(now.getTime() + seconds * 1000);
+		await table.pool.query(
+			`INSERT INTO ${table.ref.qualified} (key, first_seen, status, lease_until) VALUES
+			 ('live', $1, 'processing', $2), ('expired', $1, 'processing', $3), ('done', $1, 'completed', NULL)`,
+			[daysAgo(40), inSeconds(120), inSeconds(-1)],
+		);
+		const result = await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now });
+		expect(result.deleted).toBe(2);
+		expect((await rowsOf(table.pool, table.ref.qualified)).map((row) => row.key)).toEqual(['live']);
 	});
 });

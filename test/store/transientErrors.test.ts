@@ -1,31 +1,44 @@
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable } from '../support/claimTable';
-import { testPool } from '../support/database';
+import type { Pool } from 'pg';
+
+import { ClaimError } from '../../nodes/Idempotency/errors';
+import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { AnswerDroppingProxy } from '../support/answerDroppingProxy';
+import { freshClaimTable, rowsOf, withClaimHelper } from '../support/claimTable';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
+
+let admin: Pool;
+beforeAll(() => {
+	admin = testPool(2);
+});
+afterAll(() => admin.end());
+
+/** The backends of one pool only, found by asking each of its connections: other tests' connections are left alone. */
+async function backendsOf(pool: Pool): Promise<number[]> {
+	const clients = await Promise.all(Array.from({ length: pool.totalCount || 1 }, () => pool.connect()));
+	const pids = await Promise.all(clients.map(async (client) => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid));
+	for (const client of clients) client.release();
+	return pids;
+}
 
 describe('a killed connection does not fail or double a claim', () => {
 	it('claims succeed after every backend of the pool is terminated, and keys stay single', async () => {
 		const table = await freshClaimTable();
-		const admin = testPool(1);
 		await table.claim(['evt:warm-1', 'evt:warm-2']);
 		for (let round = 0; round < 5; round++) {
-			await admin.query(
-				`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'n8n-nodes-idempotency' AND pid <> pg_backend_pid()`,
-			);
+			const pids = await backendsOf(table.pool);
+			await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
 			const [outcome] = await table.claim([`evt:after-kill-${round}`]);
 			expect(outcome.won).toBe(true);
 			const [again] = await table.claim([`evt:after-kill-${round}`]);
 			expect(again.won).toBe(false);
 		}
-		await admin.end();
 	});
 
 	it('a claim whose backend is terminated mid-statement is retried on a new connection and wins once', async () => {
 		const table = await freshClaimTable();
-		const blocker = testPool(1);
-		const admin = testPool(1);
-		const holder = await blocker.connect();
+		const holder = await admin.connect();
 		await holder.query('BEGIN');
 		// An uncommitted insert of the same key makes our claim wait inside its statement.
 		await holder.query(`INSERT INTO ${table.ref.qualified} (key) VALUES ('evt:blocked')`);
@@ -33,9 +46,11 @@ describe('a killed connection does not fail or double a claim', () => {
 		let killed = 0;
 		for (let attempt = 0; attempt < 100 && killed === 0; attempt++) {
 			await new Promise((resolve) => setTimeout(resolve, 20));
+			// Only the backend waiting on this test's own table (its name is unique) is terminated.
 			const result = await admin.query(
 				`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-				 WHERE application_name = 'n8n-nodes-idempotency' AND wait_event_type = 'Lock'`,
+				 WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()`,
+				[table.ref.table],
 			);
 			killed = result.rowCount ?? 0;
 		}
@@ -44,9 +59,43 @@ describe('a killed connection does not fail or double a claim', () => {
 		holder.release();
 		const [outcome] = await pending;
 		expect(outcome.won).toBe(true);
-		const rows = await admin.query(`SELECT key FROM ${table.ref.qualified}`);
-		expect(rows.rows).toEqual([{ key: 'evt:blocked' }]);
-		await blocker.end();
-		await admin.end();
+		expect((await rowsOf(admin, table.ref.qualified)).map((row) => row.key)).toEqual(['evt:blocked']);
+	});
+});
+
+describe('a claim that committed but whose answer was lost', () => {
+	let proxy: AnswerDroppingProxy;
+	beforeAll(async () => {
+		const url = new URL(process.env.TEST_DATABASE_URL!);
+		proxy = await AnswerDroppingProxy.start({ host: url.hostname, port: Number(url.port || 5432) });
+	});
+	afterAll(() => proxy.close());
+
+	const throughProxy = () => testCredentials({ host: '127.0.0.1', port: proxy.port, maxConnections: 2 });
+
+	it.each(['once', 'lease'] as const)('is recognised as this delivery’s own win on a table with claim_token (%s)', async (mode) => {
+		const table = await freshClaimTable(true, uniqueTableName('lost'));
+		const viaProxy = { ...table, pool: await poolFor(throughProxy()) };
+		const key = `evt:lost-${mode}-${uniqueTableName('')}`;
+		proxy.dropAnswerTo(key);
+		const dropped = proxy.dropped;
+		const [outcome] = await withClaimHelper(viaProxy).claim([key], { mode });
+		expect(proxy.dropped).toBe(dropped + 1);
+		expect(outcome).toMatchObject({ won: true, duplicateKind: null });
+		expect(await rowsOf(admin, table.ref.qualified)).toMatchObject([{ key }]);
+	});
+
+	it('fails the execution instead of calling it a duplicate on a key/first_seen table left as it is', async () => {
+		const name = uniqueTableName('lostnotoken');
+		await admin.query(`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+		const table = await freshClaimTable(false, name);
+		const viaProxy = { ...table, pool: await poolFor(throughProxy()) };
+		const key = `evt:lost-${uniqueTableName('')}`;
+		proxy.dropAnswerTo(key);
+		const claimed = withClaimHelper(viaProxy).claim([key, 'evt:also-new']);
+		await expect(claimed).rejects.toThrow(ClaimError);
+		await expect(claimed).rejects.toThrow(/cannot tell whether keys "evt:lost-.*", "evt:also-new" were claimed by this delivery's lost attempt/);
+		// What the lost attempt committed stays: without a claim_token nobody can tell whose it is (README says so).
+		expect((await rowsOf(admin, `"public"."${name}"`)).map((row) => row.key)).toEqual(['evt:also-new', key]);
 	});
 });

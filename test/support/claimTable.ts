@@ -5,22 +5,27 @@ import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
 import type { ClaimOptions, ClaimOutcome, ClaimRequest } from '../../nodes/Idempotency/store/claimOutcome';
 import { openClaimTable, type ClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { testCredentials, uniqueTableName } from './database';
 
+export type TestClaimTable = ClaimTable & {
+	claim(keys: Array<string | ClaimRequest>, options?: Partial<ClaimOptions>): Promise<ClaimOutcome[]>;
+};
+
 /** A fresh claim table behind the node's own pool registry, with a claim helper bound to it. */
-export async function freshClaimTable(createIfMissing = true, table = uniqueTableName('claims')): Promise<
-	ClaimTable & { claim(keys: Array<string | ClaimRequest>, options?: Partial<ClaimOptions>): Promise<ClaimOutcome[]> }
-> {
-	const opened = await openClaimTable(testCredentials(), tableRef('public', table), createIfMissing);
+export async function freshClaimTable(createIfMissing = true, table = uniqueTableName('claims')): Promise<TestClaimTable> {
+	const opened = await openClaimTable(await poolFor(testCredentials()), tableRef('public', table), { createIfMissing, privileges: [] });
+	return withClaimHelper(opened);
+}
+
+export function withClaimHelper(table: ClaimTable): TestClaimTable {
 	return {
-		...opened,
+		...table,
 		claim: (keys, options = {}) =>
 			claimBatch(
-				opened.pool,
-				opened.ref,
-				opened.capabilities,
+				table,
 				keys.map((k) => (typeof k === 'string' ? { key: k, fingerprint: null } : k)),
-				{ mode: 'once', leaseSeconds: 60, token: randomUUID(), ...options },
+				{ mode: 'once', leaseSeconds: 60, countRepeats: true, token: randomUUID(), ...options },
 			),
 	};
 }

@@ -15,6 +15,8 @@ export interface ContextOptions {
 	perItem?: (name: string, itemIndex: number) => unknown;
 	credentials: PostgresCredentials;
 	continueOnFail?: boolean;
+	/** The node's On Error setting; with continueOnFail and no setting, "Continue (using error output)". */
+	onError?: INode['onError'];
 	nodeName?: string;
 }
 
@@ -31,11 +33,12 @@ export function executeContext(items: INodeExecutionData[], options: ContextOpti
 		typeVersion: 1,
 		position: [0, 0],
 		parameters: options.parameters as INode['parameters'],
+		onError: options.onError ?? (options.continueOnFail ? 'continueErrorOutput' : 'stopWorkflow'),
 	};
 	const context = {
 		getInputData: () => items,
 		getNode: () => node,
-		continueOnFail: () => options.continueOnFail ?? false,
+		continueOnFail: () => node.onError === 'continueErrorOutput' || node.onError === 'continueRegularOutput',
 		getCredentials: async () => options.credentials,
 		getNodeParameter: (name: string, itemIndex: number, fallback?: unknown) => {
 			const perItem = options.perItem?.(name, itemIndex);

@@ -12,10 +12,13 @@ import type { DerivedKey, KeyRule } from '../key/keyRule';
 import { presetKeyRule } from '../key/providerPresets';
 import { claimBatch } from '../store/claimBatch';
 import type { ClaimMode, ClaimOutcome } from '../store/claimOutcome';
-import { openClaimTable } from '../store/claimTable';
-import { databaseFailure } from './databaseFailure';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { LEASE_CLAIM_COLUMNS } from '../store/tableSchema';
+import { poolFor } from '../transport/poolRegistry';
+import { continuesOnErrorOutput, databaseFailure } from './databaseFailure';
 import { readCredentials } from './readCredentials';
-import { readTableRef } from './readTableSettings';
+import { readNumber } from './readNumber';
+import { readTableRef } from './readTableRef';
 
 /** Output indexes of the Idempotency Claim node. */
 export const NEW_OUTPUT = 0;
@@ -36,9 +39,11 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	if (items.length === 0) return outputs;
 
 	const mode = this.getNodeParameter('claimMode', 0, 'once') as ClaimMode;
-	const leaseSeconds = mode === 'lease' ? (this.getNodeParameter('leaseSeconds', 0, 300) as number) : 0;
-	if (mode === 'lease' && !(leaseSeconds > 0)) {
-		throw new NodeOperationError(this.getNode(), `Lease must be a positive number of seconds, got ${leaseSeconds}`);
+	let leaseSeconds = 0;
+	try {
+		if (mode === 'lease') leaseSeconds = readNumber(this.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', { min: 1 });
+	} catch (error) {
+		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
 	const ref = readTableRef(this);
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
@@ -65,7 +70,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			});
 		} catch (error) {
 			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!this.continueOnFail()) throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			if (!continuesOnErrorOutput(this)) throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
 			outputs[NEW_OUTPUT].push({ json: { error: message }, pairedItem: { item: index } });
 		}
 	}
@@ -73,17 +78,16 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 
 	const credentials = await readCredentials(this);
 	let outcomes: ClaimOutcome[];
+	const needs: TableNeeds = {
+		createIfMissing: createTable,
+		columns: mode === 'lease' ? LEASE_CLAIM_COLUMNS : [],
+		privileges: countRepeats || mode === 'lease' ? ['SELECT', 'INSERT', 'UPDATE'] : ['SELECT', 'INSERT'],
+	};
+	const requests = keyed.map((item) => ({ key: item.derived.key, fingerprint: item.fingerprint }));
+	const options = { mode, leaseSeconds, countRepeats, token: randomUUID() };
 	try {
-		const table = await openClaimTable(credentials, ref, createTable);
-		// Without counting, a repeat under claim-once is a read: the statement leaves the counters alone.
-		const capabilities = countRepeats || mode === 'lease' ? table.capabilities : { ...table.capabilities, counters: false };
-		outcomes = await claimBatch(
-			table.pool,
-			ref,
-			capabilities,
-			keyed.map((item) => ({ key: item.derived.key, fingerprint: item.fingerprint })),
-			{ mode, leaseSeconds, token: randomUUID() },
-		);
+		const table = await openClaimTable(await poolFor(credentials), ref, needs);
+		outcomes = await withCurrentTable(table, needs, (current) => claimBatch(current, requests, options));
 	} catch (error) {
 		outputs[NEW_OUTPUT].push(...databaseFailure(this, error, credentials, keyed.map((item) => item.index)));
 		return outputs;

@@ -5,19 +5,30 @@ import type { PostgresCredentials } from '../transport/postgresCredentials';
 
 /**
  * A database failure fails every item of the execution: nothing is routed onward, so the provider
- * sees an error and its retry finds the key still free. With "Continue On Fail" each item carries the
- * error instead (n8n moves such items to the error output when that is enabled).
+ * sees an error and its retry finds the key still free. With "Continue (using error output)" each item
+ * carries the error instead, and n8n moves it to the error output.
  */
 export function databaseFailure(
 	context: IExecuteFunctions,
 	error: unknown,
 	credentials: PostgresCredentials,
 	itemIndexes: number[],
+	regularOutputIsSafe = false,
 ): INodeExecutionData[] {
 	const message = describeConnectionError(error, credentials);
-	if (!context.continueOnFail()) {
+	if (!continuesOnErrorOutput(context, regularOutputIsSafe)) {
 		const detail = (error as Error)?.message;
 		throw new NodeOperationError(context.getNode(), message, { description: detail === message ? undefined : detail });
 	}
 	return itemIndexes.map((index) => ({ json: { error: message }, pairedItem: { item: index } }));
+}
+
+/**
+ * Whether a failed item may leave the node instead of stopping it. "Continue (regular output)" would
+ * send an item that was never claimed out of the first output, where the business step runs: for a
+ * claim that is never safe, so the claim node stops instead (the error output is the safe setting).
+ */
+export function continuesOnErrorOutput(context: IExecuteFunctions, regularOutputIsSafe = false): boolean {
+	if (!context.continueOnFail()) return false;
+	return regularOutputIsSafe || context.getNode().onError !== 'continueRegularOutput';
 }

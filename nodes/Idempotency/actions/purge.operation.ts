@@ -1,10 +1,12 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData, type INodeProperties } from 'n8n-workflow';
 
-import { openClaimTable } from '../store/claimTable';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { purgeKeys } from '../store/purgeKeys';
+import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './databaseFailure';
 import { readCredentials } from './readCredentials';
-import { readTableRef } from './readTableSettings';
+import { readNumber } from './readNumber';
+import { readTableRef } from './readTableRef';
 
 export const purgeProperties: INodeProperties[] = [
 	{
@@ -13,8 +15,8 @@ export const purgeProperties: INodeProperties[] = [
 		type: 'number',
 		typeOptions: { minValue: 0 },
 		default: 30,
-		description:
-			'Delete keys first seen longer ago than this. Keep it longer than your providers resend: Stripe resends up to 30 days (CLI).',
+		description: 'Delete keys first seen longer ago than this',
+		hint: 'Must outlast how long your providers resend: a resend after the purge is processed again. Stripe resends up to 30 days (CLI).',
 		displayOptions: { show: { operation: ['purge'] } },
 	},
 	{
@@ -30,19 +32,20 @@ export const purgeProperties: INodeProperties[] = [
 
 /** Runs once per execution, whatever the number of input items, and reports what it removed. */
 export async function executePurge(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const olderThanDays = this.getNodeParameter('olderThanDays', 0, 30) as number;
-	const batchSize = this.getNodeParameter('batchSize', 0, 10000) as number;
-	if (!(olderThanDays >= 0) || !Number.isFinite(olderThanDays)) {
-		throw new NodeOperationError(this.getNode(), `Older Than (Days) must be 0 or more, got ${olderThanDays}`);
-	}
-	if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100000) {
-		throw new NodeOperationError(this.getNode(), `Batch Size must be a whole number from 1 to 100000, got ${batchSize}`);
+	let olderThanDays: number;
+	let batchSize: number;
+	try {
+		olderThanDays = readNumber(this.getNodeParameter('olderThanDays', 0, 30), 'Older Than (Days)', { min: 0 });
+		batchSize = readNumber(this.getNodeParameter('batchSize', 0, 10000), 'Batch Size', { min: 1, max: 100000, integer: true });
+	} catch (error) {
+		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
+	const needs: TableNeeds = { createIfMissing: false, privileges: ['SELECT', 'DELETE'] };
 	try {
-		const table = await openClaimTable(credentials, ref, false);
-		const result = await purgeKeys(table.pool, ref, { olderThanDays, batchSize });
+		const table = await openClaimTable(await poolFor(credentials), ref, needs);
+		const result = await withCurrentTable(table, needs, (current) => purgeKeys(current, { olderThanDays, batchSize }));
 		return [
 			[
 				{
@@ -58,6 +61,6 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 			],
 		];
 	} catch (error) {
-		return [databaseFailure(this, error, credentials, [0])];
+		return [databaseFailure(this, error, credentials, [0], true)];
 	}
 }

@@ -1,11 +1,13 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData, type INodeProperties } from 'n8n-workflow';
 
 import { idValueToString } from '../key/deriveKey';
-import { openClaimTable } from '../store/claimTable';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { completeKeys, releaseKeys, type SettleRequest } from '../store/settleKeys';
+import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
+import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './databaseFailure';
 import { readCredentials } from './readCredentials';
-import { readTableRef } from './readTableSettings';
+import { readTableRef } from './readTableRef';
 
 export const settleProperties: INodeProperties[] = [
 	{
@@ -21,14 +23,14 @@ export const settleProperties: INodeProperties[] = [
 		displayName: 'Claim ID',
 		name: 'claimId',
 		type: 'string',
-		default: '',
+		default: '={{ $json.idempotency.claimId }}',
 		description:
-			'Optional. When set, only the claim with this ID is completed or released, so an execution whose lease was taken over cannot undo the new holder. Use idempotency.claimId from the claim node.',
+			'The idempotency.claimId the claim node gave this execution. Release needs it: it deletes a claim only for its holder. Complete with it cannot complete a claim that was taken over.',
 		displayOptions: { show: { operation: ['complete', 'release'] } },
 	},
 ];
 
-type SettleOperation = 'complete' | 'release';
+export type SettleOperation = 'complete' | 'release';
 
 /** Complete (mark done) or Release (delete, so the provider's next retry runs) the claims named by each item. */
 export async function executeSettle(this: IExecuteFunctions, operation: SettleOperation): Promise<INodeExecutionData[][]> {
@@ -40,6 +42,12 @@ export async function executeSettle(this: IExecuteFunctions, operation: SettleOp
 			const key = idValueToString(this.getNodeParameter('key', index), 'the key');
 			if (key === undefined) throw new Error('the key is empty; map it from the claim node, e.g. {{ $json.idempotency.key }}');
 			const token = idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID') ?? null;
+			if (operation === 'release' && token === null) {
+				throw new Error(
+					'the Claim ID is empty. Release deletes a claim only for the execution that holds it: map idempotency.claimId from ' +
+						"the Idempotency Claim node's New output (Duplicate and Mismatch items hold no claim)",
+				);
+			}
 			requests.push({ index, key, claimToken: token });
 		} catch (error) {
 			const message = `Item ${index}: ${(error as Error).message}`;
@@ -51,15 +59,22 @@ export async function executeSettle(this: IExecuteFunctions, operation: SettleOp
 
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
-	let settled: Set<string>;
+	// A claim ID can only be checked where the table keeps one; a table without it is refused, never trusted.
+	const checksClaimIds = operation === 'release' || requests.some((request) => request.claimToken !== null);
+	const needs: TableNeeds = {
+		createIfMissing: false,
+		columns: checksClaimIds ? CLAIM_ID_COLUMNS : [],
+		privileges: operation === 'complete' ? ['SELECT', 'UPDATE'] : ['SELECT', 'DELETE'],
+	};
+	let settled: boolean[];
 	try {
-		const table = await openClaimTable(credentials, ref, false);
+		const table = await openClaimTable(await poolFor(credentials), ref, needs);
 		const settle = operation === 'complete' ? completeKeys : releaseKeys;
-		settled = await settle(table.pool, ref, table.capabilities, requests);
+		settled = await withCurrentTable(table, needs, (current) => settle(current, requests));
 	} catch (error) {
-		return [[...out, ...databaseFailure(this, error, credentials, requests.map((r) => r.index))]];
+		return [[...out, ...databaseFailure(this, error, credentials, requests.map((r) => r.index), true)]];
 	}
-	for (const request of requests) {
+	requests.forEach((request, position) => {
 		out.push({
 			json: {
 				...items[request.index].json,
@@ -67,12 +82,12 @@ export async function executeSettle(this: IExecuteFunctions, operation: SettleOp
 					...((items[request.index].json.idempotency as object | undefined) ?? {}),
 					key: request.key,
 					operation,
-					// False when the key was not found, or is held by another claim token.
-					[operation === 'complete' ? 'completed' : 'released']: settled.has(request.key),
+					// False when the key was not found, is held by another claim, or (Release) was already completed.
+					[operation === 'complete' ? 'completed' : 'released']: settled[position],
 				},
 			},
 			pairedItem: { item: request.index },
 		});
-	}
+	});
 	return [out];
 }

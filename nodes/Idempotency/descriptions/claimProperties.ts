@@ -13,8 +13,11 @@ export const claimProperties: INodeProperties[] = [
 			{
 				name: 'Event ID, Else Body Hash',
 				value: 'auto',
+				// Literal key prefixes and the JSON field name, which the casing autofixes would turn into "body.ID"
+				// and "sha256-JSON:": users compare them with the keys they see.
+				// eslint-disable-next-line n8n-nodes-base/node-param-description-miscased-id, n8n-nodes-base/node-param-description-miscased-json
 				description:
-					'Evt: + body.ID; without an ID, sha256: + hash of the raw request bytes (Webhook Raw Body option), else of the canonical JSON body',
+					'Key is evt: + body.id; with no ID, sha256: + hash of the raw request bytes, else sha256-json: + hash of the canonical JSON body',
 			},
 			{ name: 'Expression', value: 'expression', description: 'Any value you compute' },
 			{ name: 'Field', value: 'field', description: 'Any field of the item, by path' },
@@ -22,6 +25,7 @@ export const claimProperties: INodeProperties[] = [
 			{ name: 'Provider Preset', value: 'preset', description: "Where a known provider puts its event's ID (Stripe, GitHub, Shopify, …)" },
 		],
 		default: 'auto',
+		hint: "Event ID, Else Body Hash: an event without an ID is keyed by its exact request bytes only when the Webhook node's Raw Body option is on (otherwise by its canonical JSON)",
 	},
 	{
 		displayName: 'Provider',
@@ -77,6 +81,7 @@ export const claimProperties: INodeProperties[] = [
 			},
 		],
 		default: 'once',
+		hint: 'Claim Once: if the business step fails, every retry is a Duplicate unless an Idempotency Key node releases the key. Claim With Lease also lets a retry take over when the execution dies.',
 	},
 	{
 		displayName: 'Lease (Seconds)',
@@ -84,7 +89,8 @@ export const claimProperties: INodeProperties[] = [
 		type: 'number',
 		typeOptions: { minValue: 1 },
 		default: 300,
-		description: 'How long a claim stays "processing" before a retry may take it over. Longer than your slowest business step.',
+		description: 'How long a claim stays "processing" before a retry may take it over',
+		hint: 'Must outlast your slowest business step: a retry that arrives after the lease ran out takes the claim over and runs the step a second time',
 		displayOptions: { show: { claimMode: ['lease'] } },
 	},
 	{

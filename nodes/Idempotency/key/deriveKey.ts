@@ -1,6 +1,7 @@
 import { canonicalJson } from './canonicalJson';
 import { readFieldPath } from './fieldPath';
-import { KeyDerivationError, type DerivedKey, type KeyInput, type KeyOrigin, type KeyRule } from './keyRule';
+import { KeyError } from '../errors';
+import type { DerivedKey, KeyInput, KeyOrigin, KeyRule } from './keyRule';
 import { sha256Hex } from './sha256';
 
 /**
@@ -9,14 +10,17 @@ import { sha256Hex } from './sha256';
  */
 export const MAX_KEY_VALUE_BYTES = 512;
 
-const SCOPE_PATTERN = /^[^\s\p{Cc}]{1,100}$/u;
+const SCOPE_PATTERN = /^[^\s\p{Cc}\p{Cs}]{1,100}$/u;
+
+/** A UTF-16 surrogate without its partner: valid in a JS string and in JSON, but not text Postgres can store. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** One stable key per event. Pure: the same input always gives the same key. */
 export function deriveKey(input: KeyInput, rule: KeyRule, scope = ''): DerivedKey {
 	const derived = deriveUnscopedKey(input, rule);
 	if (scope === '') return derived;
 	if (!SCOPE_PATTERN.test(scope)) {
-		throw new KeyDerivationError(`the scope "${scope}" must be 1–100 characters with no spaces or control characters`);
+		throw new KeyError(`the scope "${scope}" must be 1–100 characters with no spaces or control characters`);
 	}
 	return { ...derived, key: `${scope}:${derived.key}` };
 }
@@ -52,7 +56,7 @@ function keyFromEventIdOrBody(input: KeyInput): DerivedKey {
 		return { key: `sha256:${sha256Hex(input.rawBody)}`, origin: 'raw_body', hashedLongValue: false };
 	}
 	if (isEmptyBody(body)) {
-		throw new KeyDerivationError(
+		throw new KeyError(
 			`no key: ${bodyLabel} has no "id", no raw request bytes were found and the ${bodyLabel} is empty ` +
 				'(turn on the Webhook node\'s Raw Body option, or choose another Key Source)',
 		);
@@ -79,9 +83,12 @@ function isIdValue(value: unknown): value is string | number | bigint {
 
 function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKey {
 	// Postgres text cannot hold NUL, and long values make fat index entries: both are hashed, never failed.
-	if (Buffer.byteLength(id, 'utf8') > MAX_KEY_VALUE_BYTES || id.includes('\u0000')) {
+	// A lone surrogate would reach Postgres as U+FFFD (so "\ud800" and "\udfff" would share a key) and come
+	// back changed: it is hashed from its UTF-16 code units, which keep every such id distinct.
+	const notText = LONE_SURROGATE.test(id);
+	if (notText || Buffer.byteLength(id, 'utf8') > MAX_KEY_VALUE_BYTES || id.includes('\u0000')) {
 		const hashedPrefix = prefix === '' ? 'sha256-value:' : `${prefix.slice(0, -1)}-sha256:`;
-		return { key: `${hashedPrefix}${sha256Hex(id)}`, origin, hashedLongValue: true };
+		return { key: `${hashedPrefix}${sha256Hex(notText ? Buffer.from(id, 'utf16le') : id)}`, origin, hashedLongValue: true };
 	}
 	return { key: `${prefix}${id}`, origin, hashedLongValue: false };
 }
@@ -93,13 +100,14 @@ function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKe
 export function idValueToString(value: unknown, where: string): string | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
 	if (isIdValue(value)) return String(value);
+	if (typeof value === 'number') throw new KeyError(`${where} is ${value}, which is not a usable id (a finite number or a string is)`);
 	const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-	throw new KeyDerivationError(`${where} is ${kind}; an id must be a string or a number`);
+	throw new KeyError(`${where} is ${kind}; an id must be a string or a number`);
 }
 
 function requireIdValue(value: unknown, where: string): string {
 	const id = idValueToString(value, where);
-	if (id === undefined) throw new KeyDerivationError(`no key: ${where} is missing or empty`);
+	if (id === undefined) throw new KeyError(`no key: ${where} is missing or empty`);
 	return id;
 }
 
@@ -110,7 +118,14 @@ function readHeader(json: Record<string, unknown>, name: string): unknown {
 	const match = Object.keys(headers).find((header) => header.toLowerCase() === wanted);
 	const value = match === undefined ? undefined : headers[match];
 	if (Array.isArray(value)) {
-		throw new KeyDerivationError(`header "${name}" was sent ${value.length} times; expected exactly one value`);
+		throw new KeyError(`header "${name}" was sent ${value.length} times; expected exactly one value`);
+	}
+	// Node's HTTP server joins a header sent twice into one value, "a, b": n8n hands the node that text. No
+	// provider's delivery id holds ", ", so such a value is a repeated (or forged) header, not an id.
+	if (typeof value === 'string' && value.includes(', ')) {
+		throw new KeyError(
+			`header "${name}" holds "${value}": it was sent more than once (Node joins repeats with ", "); expected exactly one value`,
+		);
 	}
 	return value;
 }

@@ -21,5 +21,3 @@ export interface KeyInput {
 	/** The exact request bytes (Webhook node, Raw Body option), when present. */
 	rawBody?: Uint8Array;
 }
-
-export class KeyDerivationError extends Error {}

@@ -1,23 +1,15 @@
 import { claimKeys } from './claimKeys';
 import { fingerprintsDiffer, type ClaimOptions, type ClaimOutcome, type ClaimRequest } from './claimOutcome';
-import type { Queryable } from './queryable';
-import type { TableCapabilities } from './tableSchema';
-import type { TableRef } from './tableRef';
+import type { ClaimTable } from './claimTable';
 
 /**
  * Claims one request per item, all in one call. When a batch holds the same key twice, the first item
  * gets the claim's outcome and every later one is a duplicate of it.
  */
-export async function claimBatch(
-	db: Queryable,
-	ref: TableRef,
-	capabilities: TableCapabilities,
-	requests: ClaimRequest[],
-	options: ClaimOptions,
-): Promise<ClaimOutcome[]> {
+export async function claimBatch(table: ClaimTable, requests: ClaimRequest[], options: ClaimOptions): Promise<ClaimOutcome[]> {
 	const firstByKey = new Map<string, ClaimRequest>();
 	for (const request of requests) if (!firstByKey.has(request.key)) firstByKey.set(request.key, request);
-	const outcomes = await claimKeys(db, ref, capabilities, [...firstByKey.values()], options);
+	const outcomes = await claimKeys(table, [...firstByKey.values()], options);
 	return requests.map((request) => {
 		const outcome = outcomes.get(request.key)!;
 		const first = firstByKey.get(request.key)!;

@@ -1,14 +1,8 @@
-import {
-	fingerprintsDiffer,
-	type ClaimOptions,
-	type ClaimOutcome,
-	type ClaimRequest,
-} from './claimOutcome';
-import { claimOnceStatement, claimWithLeaseStatement } from './claimSql';
-import type { Queryable } from './queryable';
-import type { TableCapabilities } from './tableSchema';
-import type { TableRef } from './tableRef';
-import { withTransientRetry } from './transientErrors';
+import { ClaimError } from '../errors';
+import { fingerprintsDiffer, type ClaimOptions, type ClaimOutcome, type ClaimRequest } from './claimOutcome';
+import { claimOnceCountingStatement, claimOnceReadOnlyStatement, claimWithLeaseStatement, type NamedStatement } from './claimSql';
+import type { ClaimTable } from './claimTable';
+import { CLAIM_RETRY, withTransientRetry } from './transientErrors';
 
 interface ClaimRow {
 	claimed?: boolean;
@@ -22,73 +16,70 @@ interface ClaimRow {
 	fingerprint?: string | null;
 }
 
-export class LeaseColumnsMissingError extends Error {}
-
 /**
- * Claims distinct keys in one statement (rarely two, see claimOnce). Keys are sorted inside the
- * statement so two batches that share keys lock them in the same order and cannot deadlock.
+ * Claims distinct keys in one statement (for read-only repeats, rarely more). Keys are sorted inside
+ * the statement so two batches that share keys lock them in the same order and cannot deadlock. If the
+ * claim fails after it won some keys, those keys are released before the error is raised, so the
+ * provider's retry finds them free.
  */
-export async function claimKeys(
-	db: Queryable,
-	ref: TableRef,
-	capabilities: TableCapabilities,
-	requests: ClaimRequest[],
-	options: ClaimOptions,
-): Promise<Map<string, ClaimOutcome>> {
-	if (requests.length === 0) return new Map();
-	if (options.mode === 'lease') return claimWithLease(db, ref, capabilities, requests, options);
-	return claimOnce(db, ref, capabilities, requests, options);
-}
-
-/**
- * The seed's claim, `INSERT … ON CONFLICT (key) DO NOTHING`, plus counting the repeats, in one round
- * trip. A key that a concurrent delivery inserted after this statement began, or that was released in
- * between, is asked about again with a fresh snapshot.
- */
-async function claimOnce(
-	db: Queryable,
-	ref: TableRef,
-	capabilities: TableCapabilities,
-	requests: ClaimRequest[],
-	options: ClaimOptions,
-	roundsLeft = 3,
-): Promise<Map<string, ClaimOutcome>> {
-	const statement = claimOnceStatement(ref, capabilities);
-	const result = await withTransientRetry(() =>
-		db.query<ClaimRow>({
-			...statement,
-			values: [requests.map((r) => r.key), requests.map((r) => r.fingerprint), options.token, options.now ?? null],
-		}),
-	);
-	const rows = new Map(result.rows.map((row) => [row.key, row]));
+export async function claimKeys(table: ClaimTable, requests: ClaimRequest[], options: ClaimOptions): Promise<Map<string, ClaimOutcome>> {
 	const outcomes = new Map<string, ClaimOutcome>();
-	for (const request of requests) {
-		const row = rows.get(request.key);
-		if (row) outcomes.set(request.key, onceOutcome(request, row, capabilities, options));
-	}
-	const unanswered = requests.filter((request) => !rows.has(request.key));
-	if (unanswered.length === 0) return outcomes;
-	if (roundsLeft === 0) {
-		throw new Error(`key "${unanswered[0].key}" changed under every claim attempt (claimed and released repeatedly); try again`);
-	}
-
-	let answered = false;
+	if (requests.length === 0) return outcomes;
+	let decided = false;
 	try {
-		const again = await claimOnce(db, ref, capabilities, unanswered, options, roundsLeft - 1);
-		for (const [key, outcome] of again) outcomes.set(key, outcome);
-		answered = true;
+		if (options.mode === 'lease') await claimWithLease(table, requests, options, outcomes);
+		else await claimOnce(table, requests, options, outcomes);
+		decided = true;
+		return outcomes;
 	} finally {
-		// Keys this call already won must not stay claimed by a delivery that is about to fail.
-		if (!answered) await releaseWonKeys(db, ref, capabilities, outcomes, options.token);
+		if (!decided) await releaseWonKeys(table, outcomes, options.token);
 	}
-	return outcomes;
 }
 
-function onceOutcome(request: ClaimRequest, row: ClaimRow, capabilities: TableCapabilities, options: ClaimOptions): ClaimOutcome {
-	// Our own token on a repeat means an earlier attempt of this statement committed before its answer was lost.
+async function claimOnce(table: ClaimTable, requests: ClaimRequest[], options: ClaimOptions, outcomes: Map<string, ClaimOutcome>): Promise<void> {
+	const { capabilities } = table;
+	const counting = options.countRepeats && capabilities.counters;
+	const statement = counting ? claimOnceCountingStatement(table.ref, capabilities) : claimOnceReadOnlyStatement(table.ref, capabilities);
+	let pending = requests;
+	for (let round = 1; pending.length > 0; round++) {
+		const { rows, lostAttempts } = await runClaim(table, statement, pending, options);
+		const unsure: string[] = [];
+		for (const request of pending) {
+			const row = rows.get(request.key);
+			if (!row) continue;
+			const outcome = onceOutcome(request, row, table, options);
+			outcomes.set(request.key, outcome);
+			// An earlier attempt of this very statement may have committed before its answer was lost. With
+			// a claim_token column our own token says so; without one, a key found "seen before" could be our
+			// own lost win, and calling it a duplicate would mean it is never processed.
+			if (lostAttempts > 0 && !outcome.won && !capabilities.leases) unsure.push(request.key);
+		}
+		if (unsure.length > 0) {
+			throw new ClaimError(
+				`the connection to Postgres failed after the claim was sent, and table ${table.ref.schema}.${table.ref.table} has no claim_token column, ` +
+					`so it cannot tell whether ${describeKeys(unsure)} ${unsure.length > 1 ? 'were' : 'was'} claimed by this delivery's lost attempt or by an earlier delivery. ` +
+					'Nothing was routed. Turn on "Create Table If Missing" (it adds claim_token) to remove this risk.',
+			);
+		}
+		pending = pending.filter((request) => !rows.has(request.key));
+		if (pending.length === 0) break;
+		// Only read-only repeats can miss a key (inserted by a concurrent delivery after the statement's
+		// snapshot, or released in between); a counting claim that misses one got a different key back.
+		if (counting || round === 3) {
+			throw new ClaimError(
+				`${describeKeys(pending.map((request) => request.key))} came back from Postgres different from what was sent ` +
+					'(or kept changing under every attempt); nothing was routed, try again',
+			);
+		}
+	}
+}
+
+function onceOutcome(request: ClaimRequest, row: ClaimRow, table: ClaimTable, options: ClaimOptions): ClaimOutcome {
+	const { capabilities } = table;
 	const won = row.claimed === true || (row.claim_token != null && row.claim_token === options.token);
 	// Claim-once rows are final; a row another workflow claimed with a lease may still be processing.
 	const status = row.claimed ? 'completed' : (row.status ?? 'completed');
+	const counted = options.countRepeats && capabilities.counters;
 	return {
 		key: request.key,
 		won,
@@ -98,41 +89,22 @@ function onceOutcome(request: ClaimRequest, row: ClaimRow, capabilities: TableCa
 		mismatch: !won && fingerprintsDiffer(row.fingerprint, request.fingerprint),
 		firstSeen: row.first_seen,
 		lastSeen: row.claimed ? (capabilities.counters ? row.first_seen : null) : (row.last_seen ?? null),
-		deliveries: row.claimed ? (capabilities.counters ? 1 : null) : (row.deliveries ?? null),
+		deliveries: row.claimed ? (capabilities.counters ? 1 : null) : counted ? (row.deliveries ?? null) : null,
 		leaseUntil: null,
 		claimToken: won && capabilities.leases ? options.token : null,
 	};
 }
 
 async function claimWithLease(
-	db: Queryable,
-	ref: TableRef,
-	capabilities: TableCapabilities,
+	table: ClaimTable,
 	requests: ClaimRequest[],
 	options: ClaimOptions,
-): Promise<Map<string, ClaimOutcome>> {
-	if (!capabilities.counters || !capabilities.leases || !capabilities.fingerprint) {
-		throw new LeaseColumnsMissingError(
-			`table ${ref.schema}.${ref.table} lacks the lease columns (last_seen, deliveries, status, lease_until, claim_token, fingerprint); ` +
-				'turn on "Create Table If Missing" once (it only adds columns) or run the ALTER TABLE lines in workflows/processed_events.sql',
-		);
-	}
-	const result = await withTransientRetry(() =>
-		db.query<ClaimRow>({
-			...claimWithLeaseStatement(ref),
-			values: [
-				requests.map((r) => r.key),
-				requests.map((r) => r.fingerprint),
-				options.token,
-				options.now ?? null,
-				options.leaseSeconds,
-			],
-		}),
-	);
-	const rows = new Map(result.rows.map((row) => [row.key, row]));
-	const outcomes = new Map<string, ClaimOutcome>();
+	outcomes: Map<string, ClaimOutcome>,
+): Promise<void> {
+	const { rows } = await runClaim(table, claimWithLeaseStatement(table.ref), requests, options, [options.leaseSeconds]);
 	for (const request of requests) {
-		const row = rows.get(request.key)!;
+		const row = rows.get(request.key);
+		if (!row) continue;
 		const won = row.claim_token === options.token;
 		const status = row.status ?? 'processing';
 		outcomes.set(request.key, {
@@ -149,21 +121,40 @@ async function claimWithLease(
 			claimToken: won ? options.token : null,
 		});
 	}
-	return outcomes;
+	const missing = requests.filter((request) => !rows.has(request.key)).map((request) => request.key);
+	if (missing.length > 0) {
+		throw new ClaimError(`${describeKeys(missing)} came back from Postgres different from what was sent; nothing was routed, try again`);
+	}
 }
 
-async function releaseWonKeys(
-	db: Queryable,
-	ref: TableRef,
-	capabilities: TableCapabilities,
-	outcomes: Map<string, ClaimOutcome>,
-	token: string,
-): Promise<void> {
+/** Parameters of every claim statement: $1 keys, $2 fingerprints, $3 claim token, $4 clock, then extras. */
+async function runClaim(
+	table: ClaimTable,
+	statement: NamedStatement,
+	requests: ClaimRequest[],
+	options: ClaimOptions,
+	extra: unknown[] = [],
+): Promise<{ rows: Map<string, ClaimRow>; lostAttempts: number }> {
+	const values = [requests.map((r) => r.key), requests.map((r) => r.fingerprint), options.token, options.now ?? null, ...extra];
+	const { value, lostAttempts } = await withTransientRetry(
+		table.pool,
+		(client) => client.query<ClaimRow>({ ...statement, values }),
+		CLAIM_RETRY,
+	);
+	return { rows: new Map(value.rows.map((row) => [row.key, row])), lostAttempts };
+}
+
+async function releaseWonKeys(table: ClaimTable, outcomes: Map<string, ClaimOutcome>, token: string): Promise<void> {
 	const won = [...outcomes.values()].filter((outcome) => outcome.won).map((outcome) => outcome.key);
 	if (won.length === 0) return;
-	const tokenCheck = capabilities.leases ? ' AND claim_token = $2' : ' AND $2::text IS NOT NULL';
-	await db
-		.query(`DELETE FROM ${ref.qualified} WHERE key = ANY($1::text[])${tokenCheck}`, [won, token])
+	const tokenCheck = table.capabilities.leases ? ' AND claim_token = $2' : ' AND $2::text IS NOT NULL';
+	await table.pool
+		.query(`DELETE FROM ${table.ref.qualified} WHERE key = ANY($1::text[])${tokenCheck}`, [won.sort(), token])
 		// The connection that just failed is likely gone too; the original error is the one to report.
 		.catch(() => undefined);
+}
+
+function describeKeys(keys: string[]): string {
+	const shown = keys.slice(0, 3).map((key) => `"${key}"`);
+	return `key${keys.length > 1 ? 's' : ''} ${shown.join(', ')}${keys.length > 3 ? ` and ${keys.length - 3} more` : ''}`;
 }

@@ -14,6 +14,8 @@ export interface ClaimOptions {
 	leaseSeconds: number;
 	/** Identifies this claim attempt; only its holder may complete or release it. */
 	token: string;
+	/** Claim once: a repeat updates last_seen and deliveries (a write), or is only read. Leases always count. */
+	countRepeats: boolean;
 	/** The clock for first_seen, last_seen and lease expiry; the database's now() when omitted. */
 	now?: Date;
 }

@@ -46,17 +46,62 @@ function returnedColumns(capabilities: TableCapabilities): Array<[string, string
 }
 
 /**
- * Claim once, in one statement: the seed's `INSERT … ON CONFLICT (key) DO NOTHING RETURNING key` claims
- * the new keys; the keys it did not insert are then locked in key order, counted (when the table has
- * counters) and read back. Rows come back with `claimed` true for new keys. A key inserted by a concurrent
- * transaction after this statement's snapshot is in neither part; the caller asks again for those.
+ * Claim once, counting repeats: one `INSERT … ON CONFLICT (key) DO UPDATE` in key order. New keys are
+ * inserted (`xmax = 0` marks them); a repeat's counters are updated. Every row is locked in the same one
+ * sorted pass the lease statement uses, so batches of either mode cannot deadlock each other. A key
+ * inserted concurrently is waited for and counted, so every key gets a row back.
  */
-export function claimOnceStatement(ref: TableRef, capabilities: TableCapabilities): NamedStatement {
-	const { counters, leases, fingerprint } = capabilities;
-	return cached(`once|${ref.qualified}|${counters}|${leases}|${fingerprint}`, () => claimOnceSql(ref, capabilities));
+export function claimOnceCountingStatement(ref: TableRef, capabilities: TableCapabilities): NamedStatement {
+	const { leases, fingerprint } = capabilities;
+	return cached(`once-counting|${ref.qualified}|${leases}|${fingerprint}`, () => claimOnceCountingSql(ref, capabilities));
 }
 
-function claimOnceSql(ref: TableRef, capabilities: TableCapabilities): string {
+function claimOnceCountingSql(ref: TableRef, capabilities: TableCapabilities): string {
+	const inserted = insertedColumns(capabilities);
+	return (
+		`WITH ${INPUT} ` +
+		`INSERT INTO ${ref.qualified} AS e (${inserted.map(([column]) => column).join(', ')}) ` +
+		`SELECT ${inserted.map(([, value]) => value).join(', ')} FROM input, clock ORDER BY input.k COLLATE "C" ` +
+		'ON CONFLICT (key) DO UPDATE SET last_seen = EXCLUDED.last_seen, deliveries = e.deliveries + 1 ' +
+		`RETURNING (e.xmax = 0) AS claimed, ${returnedColumns(capabilities)
+			.map(([name]) => `e.${name}`)
+			.join(', ')}`
+	);
+}
+
+/**
+ * Claim once, repeats read only: the plain `INSERT … ON CONFLICT (key) DO NOTHING RETURNING key` claims
+ * the new keys and takes no lock on existing rows; the keys it did not insert are read back in the same
+ * statement. A key inserted by a concurrent transaction after this statement's snapshot is in neither
+ * part; the caller asks again for those.
+ */
+export function claimOnceReadOnlyStatement(ref: TableRef, capabilities: TableCapabilities): NamedStatement {
+	const { counters, leases, fingerprint } = capabilities;
+	return cached(`once-read|${ref.qualified}|${counters}|${leases}|${fingerprint}`, () => claimOnceReadOnlySql(ref, capabilities));
+}
+
+function claimOnceReadOnlySql(ref: TableRef, capabilities: TableCapabilities): string {
+	const inserted = insertedColumns(capabilities);
+	const columns = returnedColumns(capabilities);
+	// The first branch of a UNION names the result columns.
+	const fromClaimed = columns.map(([name, type]) => (name === 'key' || name === 'first_seen' ? `c.${name}` : `NULL::${type} AS ${name}`));
+	// Keys the insert did not claim, found by an anti-join in memory first: a batch of new keys then costs
+	// no index lookups beyond the insert's own (measured: 10,000 new keys ~95 ms, a plain join ~230 ms).
+	const seenBefore =
+		`SELECT ${columns.map(([name]) => `e.${name}`).join(', ')} FROM ${ref.qualified} AS e WHERE e.key IN ` +
+		'(SELECT input.k FROM input WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.key = input.k))';
+	return (
+		`WITH ${INPUT}, ` +
+		`claimed AS (INSERT INTO ${ref.qualified} (${inserted.map(([column]) => column).join(', ')}) ` +
+		`SELECT ${inserted.map(([, value]) => value).join(', ')} FROM input, clock ORDER BY input.k COLLATE "C" ` +
+		'ON CONFLICT (key) DO NOTHING RETURNING key, first_seen) ' +
+		`SELECT true AS claimed, ${fromClaimed.join(', ')} FROM claimed c ` +
+		`UNION ALL SELECT false, ${columns.map(([name]) => name).join(', ')} FROM (${seenBefore}) AS seen`
+	);
+}
+
+/** What a claim-once insert writes, as far as the table has the columns. */
+function insertedColumns(capabilities: TableCapabilities): Array<[string, string]> {
 	const inserted: Array<[string, string]> = [
 		['key', 'input.k'],
 		['first_seen', 'clock.now'],
@@ -64,29 +109,7 @@ function claimOnceSql(ref: TableRef, capabilities: TableCapabilities): string {
 	if (capabilities.counters) inserted.push(['last_seen', 'clock.now']);
 	if (capabilities.leases) inserted.push(['claim_token', 'clock.token']);
 	if (capabilities.fingerprint) inserted.push(['fingerprint', 'input.f']);
-	const columns = returnedColumns(capabilities);
-	// The first branch of a UNION names the result columns.
-	const fromClaimed = columns.map(([name, type]) => (name === 'key' || name === 'first_seen' ? `c.${name}` : `NULL::${type} AS ${name}`));
-	const fromSeen = columns.map(([name]) => `e.${name}`);
-	// Keys the insert did not claim, found by an anti-join in memory first: a batch of new keys then costs
-	// no index lookups beyond the insert's own (measured: 10,000 new keys ~95 ms, a plain join ~230 ms).
-	const seenBefore =
-		`SELECT e.key FROM ${ref.qualified} AS e WHERE e.key IN ` +
-		'(SELECT input.k FROM input WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.key = input.k))';
-	const readSeen = capabilities.counters
-		? `seen AS (${seenBefore} ORDER BY e.key COLLATE "C" FOR UPDATE OF e), ` +
-			`counted AS (UPDATE ${ref.qualified} AS e SET last_seen = (SELECT now FROM clock), deliveries = e.deliveries + 1 ` +
-			`FROM seen WHERE e.key = seen.key RETURNING ${fromSeen.join(', ')}) `
-		: `counted AS (SELECT ${fromSeen.join(', ')} FROM ${ref.qualified} AS e WHERE e.key IN (${seenBefore})) `;
-	return (
-		`WITH ${INPUT}, ` +
-			`claimed AS (INSERT INTO ${ref.qualified} (${inserted.map(([column]) => column).join(', ')}) ` +
-			`SELECT ${inserted.map(([, value]) => value).join(', ')} FROM input, clock ORDER BY input.k COLLATE "C" ` +
-			'ON CONFLICT (key) DO NOTHING RETURNING key, first_seen), ' +
-			readSeen +
-			`SELECT true AS claimed, ${fromClaimed.join(', ')} FROM claimed c ` +
-			`UNION ALL SELECT false, ${columns.map(([name]) => name).join(', ')} FROM counted`
-	);
+	return inserted;
 }
 
 /**

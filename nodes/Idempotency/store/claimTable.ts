@@ -1,31 +1,126 @@
 import type { Pool } from 'pg';
 
-import { poolEntryFor } from '../transport/poolRegistry';
-import type { PostgresCredentials } from '../transport/postgresCredentials';
-import { prepareTable, type TableCapabilities } from './tableSchema';
+import { TableError } from '../errors';
+import type { TablePrivilege } from './tableFacts';
+import { prepareTable, type PreparedTable, type TableCapabilities } from './tableSchema';
 import type { TableRef } from './tableRef';
 
+/** A claim table as one handle: the pool that reaches it, its name, and what it has. */
 export interface ClaimTable {
 	pool: Pool;
 	ref: TableRef;
 	capabilities: TableCapabilities;
 }
 
-/** The pooled connection and the prepared table for a credential; preparation is cached per pool. */
-export async function openClaimTable(
-	credentials: PostgresCredentials,
-	ref: TableRef,
-	createIfMissing: boolean,
-): Promise<ClaimTable> {
-	const entry = poolEntryFor(credentials);
-	const pool = await entry.pool;
-	const cacheKey = `${ref.qualified}|${createIfMissing}`;
-	let prepared = entry.tables.get(cacheKey);
-	if (!prepared) {
-		prepared = prepareTable(pool, ref, createIfMissing);
-		entry.tables.set(cacheKey, prepared);
-		// A failed preparation (server down, table missing) is tried again by the next execution.
-		prepared.catch(() => entry.tables.get(cacheKey) === prepared && entry.tables.delete(cacheKey));
+/** What an operation needs of the table before it may send a statement. */
+export interface TableNeeds {
+	createIfMissing: boolean;
+	/** Optional columns the operation cannot work without (a lease claim needs them all). */
+	columns?: string[];
+	privileges: TablePrivilege[];
+}
+
+interface CacheEntry {
+	prepared: Promise<PreparedTable>;
+	at: number;
+}
+
+/** After this long a cached picture is read again, so a change made elsewhere (another n8n worker, a DBA) is seen. */
+const RECHECK_AFTER_MS = 60_000;
+
+// Per pool, then per table. A WeakMap: a pool closed by the transport takes its pictures with it.
+const cache = new WeakMap<Pool, Map<string, CacheEntry>>();
+
+/**
+ * Opens the table for one operation. The picture of the table is cached per pool, but never trusted to
+ * refuse: when it says the table lacks something the operation needs, it is read again once first.
+ */
+export async function openClaimTable(pool: Pool, ref: TableRef, needs: TableNeeds): Promise<ClaimTable> {
+	let prepared = await cachedPreparation(pool, ref, needs.createIfMissing);
+	if (unmetNeeds(ref, prepared, needs).length > 0) prepared = await reprepare(pool, ref, needs.createIfMissing);
+	const unmet = unmetNeeds(ref, prepared, needs);
+	if (unmet.length > 0) throw new TableError(`table ${ref.schema}.${ref.table} ${unmet.join('; ')}`);
+	return { pool, ref, capabilities: prepared.capabilities };
+}
+
+/**
+ * Runs a statement against the table; when it fails because the table is not what the picture said
+ * (dropped, column removed, constraint gone), the table is read (and, if allowed, repaired) again and
+ * the statement runs once more against the new picture.
+ */
+export async function withCurrentTable<T>(
+	table: ClaimTable,
+	needs: TableNeeds,
+	run: (table: ClaimTable) => Promise<T>,
+): Promise<T> {
+	let failure: unknown;
+	try {
+		return await run(table);
+	} catch (error) {
+		failure = error;
 	}
-	return { pool, ref, capabilities: await prepared };
+	if (!isTableShapeError(failure)) throw failure;
+	await reprepare(table.pool, table.ref, needs.createIfMissing);
+	return run(await openClaimTable(table.pool, table.ref, needs));
+}
+
+/** undefined_table, undefined_column, and "no unique constraint matching the ON CONFLICT specification". */
+const TABLE_SHAPE_SQLSTATES = new Set(['42P01', '42703', '42P10']);
+
+function isTableShapeError(error: unknown): boolean {
+	return TABLE_SHAPE_SQLSTATES.has((error as { code?: string })?.code ?? '');
+}
+
+function tablesOf(pool: Pool): Map<string, CacheEntry> {
+	let tables = cache.get(pool);
+	if (!tables) {
+		tables = new Map();
+		cache.set(pool, tables);
+	}
+	return tables;
+}
+
+async function cachedPreparation(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise<PreparedTable> {
+	const tables = tablesOf(pool);
+	const entry = tables.get(ref.qualified);
+	if (!entry) return reprepare(pool, ref, createIfMissing);
+	if (Date.now() - entry.at > RECHECK_AFTER_MS) {
+		// Read again in the background; the old picture serves until the new one is in, and stays if the
+		// read fails (a database that is restarting must not fail a Complete that only needs the old one).
+		entry.at = Date.now();
+		const fresh = prepareTable(pool, ref, createIfMissing);
+		fresh.then(
+			() => tables.get(ref.qualified) === entry && tables.set(ref.qualified, { prepared: fresh, at: Date.now() }),
+			() => undefined,
+		);
+	}
+	return entry.prepared;
+}
+
+function reprepare(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise<PreparedTable> {
+	const tables = tablesOf(pool);
+	const entry: CacheEntry = { prepared: prepareTable(pool, ref, createIfMissing), at: Date.now() };
+	tables.set(ref.qualified, entry);
+	// A failed preparation (server down, table missing) is tried again by the next execution.
+	entry.prepared.catch(() => tables.get(ref.qualified) === entry && tables.delete(ref.qualified));
+	return entry.prepared;
+}
+
+function unmetNeeds(ref: TableRef, prepared: PreparedTable, needs: TableNeeds): string[] {
+	const unmet: string[] = [];
+	const missingColumns = (needs.columns ?? []).filter((column) => !prepared.facts.columns.has(column));
+	if (missingColumns.length > 0) {
+		unmet.push(
+			`lacks the column${missingColumns.length > 1 ? 's' : ''} ${missingColumns.join(', ')}` +
+				(prepared.facts.owned
+					? '; turn on "Create Table If Missing" once (it only adds columns) or run the ALTER TABLE lines in workflows/processed_events.sql'
+					: '; this role does not own the table, so the owner must add them with the ALTER TABLE lines in workflows/processed_events.sql'),
+		);
+	}
+	const missing = needs.privileges.filter((privilege) => !prepared.facts.privileges[privilege]);
+	if (missing.length > 0) {
+		const privileges = missing.join(', ');
+		unmet.push(`cannot be used by role "${prepared.facts.role}": it lacks ${privileges} (GRANT ${privileges} ON ${ref.qualified} TO "${prepared.facts.role}")`);
+	}
+	return unmet;
 }

@@ -1,11 +1,10 @@
-import type { Queryable } from './queryable';
-import type { TableRef } from './tableRef';
-import { withTransientRetry } from './transientErrors';
+import type { ClaimTable } from './claimTable';
+import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 
 export interface PurgeOptions {
 	olderThanDays: number;
 	batchSize: number;
-	/** The clock the cutoff is measured from; the database's now() when omitted. */
+	/** The clock the cutoff and lease expiry are measured from; the database's now() when omitted. */
 	now?: Date;
 }
 
@@ -17,26 +16,32 @@ export interface PurgeResult {
 
 /**
  * Deletes keys first seen before the cutoff, one short statement per batch, so a table with millions of
- * keys is never locked for long and claims keep flowing while it runs. Rows another transaction holds
- * are skipped, not waited for; the next purge takes them.
+ * keys is never locked for long. A claim still being worked on (processing, lease not yet expired) is
+ * never deleted, however old its key: its holder would lose it and a retry would run the work again.
+ * Rows another transaction holds are skipped, not waited for; the next purge takes them. After each
+ * batch the purge pauses as long as the batch took, so claims get the server at least half the time.
  */
-export async function purgeKeys(db: Queryable, ref: TableRef, options: PurgeOptions): Promise<PurgeResult> {
-	const cutoffResult = await db.query<{ cutoff: Date }>(
-		'SELECT COALESCE($1::timestamptz, now()) - make_interval(secs => $2) AS cutoff',
+export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promise<PurgeResult> {
+	const { qualified } = table.ref;
+	const clock = await table.pool.query<{ now: Date; cutoff: Date }>(
+		'SELECT COALESCE($1::timestamptz, now()) AS now, COALESCE($1::timestamptz, now()) - make_interval(secs => $2) AS cutoff',
 		[options.now ?? null, options.olderThanDays * 86_400],
 	);
-	const cutoff = cutoffResult.rows[0].cutoff;
+	const { now, cutoff } = clock.rows[0];
+	const live = table.capabilities.leases ? " AND NOT (status = 'processing' AND lease_until > $3)" : ' AND $3::timestamptz IS NOT NULL';
 	const sql =
-		`WITH doomed AS (SELECT key FROM ${ref.qualified} WHERE first_seen < $1 ORDER BY first_seen LIMIT $2 FOR UPDATE SKIP LOCKED) ` +
-		`DELETE FROM ${ref.qualified} AS e USING doomed WHERE e.key = doomed.key`;
+		`WITH doomed AS (SELECT key FROM ${qualified} WHERE first_seen < $1${live} ORDER BY first_seen LIMIT $2 FOR UPDATE SKIP LOCKED) ` +
+		`DELETE FROM ${qualified} AS e USING doomed WHERE e.key = doomed.key`;
 	let deleted = 0;
 	let batches = 0;
 	for (;;) {
-		const result = await withTransientRetry(() => db.query(sql, [cutoff, options.batchSize]));
-		const count = result.rowCount ?? 0;
+		const started = Date.now();
+		const { value } = await withTransientRetry(table.pool, (client) => client.query(sql, [cutoff, options.batchSize, now]), SETTLE_RETRY);
+		const count = value.rowCount ?? 0;
 		batches++;
 		deleted += count;
 		if (count < options.batchSize) break;
+		await new Promise((resolve) => setTimeout(resolve, Date.now() - started));
 	}
 	return { deleted, batches, cutoff };
 }

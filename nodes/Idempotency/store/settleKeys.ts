@@ -1,66 +1,69 @@
-import type { Queryable } from './queryable';
-import type { TableCapabilities } from './tableSchema';
-import type { TableRef } from './tableRef';
-import { withTransientRetry } from './transientErrors';
+import type { ClaimTable } from './claimTable';
+import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 
 export interface SettleRequest {
 	key: string;
-	/** When given, only the claim holding this token is settled: a delivery whose lease was taken over cannot undo the new holder's claim. */
+	/**
+	 * The claim ID the claim node gave its holder. Complete without one marks the key done whoever holds
+	 * it; Release always needs one, so it can only ever undo the caller's own claim.
+	 */
 	claimToken: string | null;
 }
 
 /**
- * The keys each request settled. Rows are locked in key order first, so concurrent batches cannot deadlock.
- * Both operations are idempotent, which makes them safe to retry after a lost connection.
+ * Marks claims done. A completed row keeps no claim token, so no Release can delete it afterwards; a
+ * Complete that finds the key already completed (its own earlier attempt, or another holder's) reports
+ * it completed too, which keeps Complete safe to retry after a lost answer.
  */
-export async function completeKeys(
-	db: Queryable,
-	ref: TableRef,
-	capabilities: TableCapabilities,
-	requests: SettleRequest[],
-): Promise<Set<string>> {
-	if (!capabilities.leases) {
-		// A seed-shaped table has no status: every claim in it is already final.
-		return existingKeys(db, ref, requests);
+export async function completeKeys(table: ClaimTable, requests: SettleRequest[]): Promise<boolean[]> {
+	if (!table.capabilities.leases) {
+		// Without status and claim_token columns every claim is final already (the caller refuses claim IDs here).
+		return settle(table, `${targets(table, 'true', false)} SELECT key, token FROM targets`, requests);
 	}
-	const sql =
-		`${lockedTargets(ref)} UPDATE ${ref.qualified} AS e SET status = 'completed', lease_until = NULL ` +
-		'FROM targets WHERE e.key = targets.key RETURNING e.key';
-	return settle(db, sql, requests);
+	const matches = "(u.token IS NULL OR t.claim_token = u.token OR (t.claim_token IS NULL AND t.status = 'completed'))";
+	return settle(
+		table,
+		`${targets(table, matches)}, done AS (UPDATE ${table.ref.qualified} AS e SET status = 'completed', lease_until = NULL, claim_token = NULL ` +
+			`WHERE e.key IN (SELECT key FROM targets) RETURNING e.key) ${settledPairs}`,
+		requests,
+	);
 }
 
-export async function releaseKeys(
-	db: Queryable,
-	ref: TableRef,
-	capabilities: TableCapabilities,
-	requests: SettleRequest[],
-): Promise<Set<string>> {
-	if (!capabilities.leases && requests.some((request) => request.claimToken)) {
-		throw new Error(`table ${ref.schema}.${ref.table} has no claim_token column, so a claim token cannot be checked`);
-	}
-	const sql = `${lockedTargets(ref, capabilities.leases)} DELETE FROM ${ref.qualified} AS e USING targets WHERE e.key = targets.key RETURNING e.key`;
-	return settle(db, sql, requests);
+/** Deletes claims so the provider's next retry is new: only the holder's, and never a completed one. */
+export async function releaseKeys(table: ClaimTable, requests: SettleRequest[]): Promise<boolean[]> {
+	return settle(
+		table,
+		`${targets(table, 't.claim_token = u.token')}, done AS (DELETE FROM ${table.ref.qualified} AS e ` +
+			`WHERE e.key IN (SELECT key FROM targets) RETURNING e.key) ${settledPairs}`,
+		requests,
+	);
 }
 
-function lockedTargets(ref: TableRef, checkTokens = true): string {
-	const tokenCheck = checkTokens ? ' AND (u.token IS NULL OR t.claim_token = u.token)' : '';
+/** The (key, claim ID) pairs that matched a row that was then settled. */
+const settledPairs = 'SELECT targets.key, targets.token FROM targets JOIN done ON done.key = targets.key';
+
+/** The rows each (key, claim ID) pair matches, locked in key order first so concurrent batches cannot deadlock. */
+function targets(table: ClaimTable, matches: string, lock = true): string {
 	return (
-		`WITH targets AS (SELECT t.key FROM ${ref.qualified} AS t JOIN unnest($1::text[], $2::text[]) AS u(k, token) ` +
-		`ON t.key = u.k${tokenCheck} ORDER BY t.key COLLATE "C" FOR UPDATE OF t)`
+		`WITH targets AS (SELECT t.key, u.token FROM ${table.ref.qualified} AS t JOIN unnest($1::text[], $2::text[]) AS u(k, token) ` +
+		`ON t.key = u.k AND ${matches}${lock ? ' ORDER BY t.key COLLATE "C" FOR UPDATE OF t' : ''})`
 	);
 }
 
-async function settle(db: Queryable, sql: string, requests: SettleRequest[]): Promise<Set<string>> {
-	if (requests.length === 0) return new Set();
-	const result = await withTransientRetry(() =>
-		db.query<{ key: string }>(sql, [requests.map((r) => r.key), requests.map((r) => r.claimToken || null)]),
+/**
+ * Whether each request was settled. A (key, claim ID) pair is sent once: a batch holding one key under
+ * a stale and a current claim ID settles only the current one, and reports only that one.
+ */
+async function settle(table: ClaimTable, sql: string, requests: SettleRequest[]): Promise<boolean[]> {
+	if (requests.length === 0) return [];
+	const pairId = (key: string, token: string | null) => JSON.stringify([key, token]);
+	const distinct = new Map(requests.map((request) => [pairId(request.key, request.claimToken), request]));
+	const pairs = [...distinct.values()];
+	const { value } = await withTransientRetry(
+		table.pool,
+		(client) => client.query<{ key: string; token: string | null }>(sql, [pairs.map((r) => r.key), pairs.map((r) => r.claimToken)]),
+		SETTLE_RETRY,
 	);
-	return new Set(result.rows.map((row) => row.key));
-}
-
-async function existingKeys(db: Queryable, ref: TableRef, requests: SettleRequest[]): Promise<Set<string>> {
-	const result = await withTransientRetry(() =>
-		db.query<{ key: string }>(`SELECT key FROM ${ref.qualified} WHERE key = ANY($1::text[])`, [requests.map((r) => r.key)]),
-	);
-	return new Set(result.rows.map((row) => row.key));
+	const settled = new Set(value.rows.map((row) => pairId(row.key, row.token)));
+	return requests.map((request) => settled.has(pairId(request.key, request.claimToken)));
 }

@@ -1,3 +1,7 @@
+import { createHash } from 'node:crypto';
+
+import { TableError } from '../errors';
+
 /** A schema-qualified table name that was validated, so it can be spliced into SQL quoted. */
 export interface TableRef {
 	schema: string;
@@ -12,8 +16,6 @@ export interface TableRef {
 // so a typo or an injection attempt fails loudly before any SQL is sent.
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-export class InvalidIdentifierError extends Error {}
-
 export function tableRef(schema: string, table: string): TableRef {
 	const cleanSchema = validateIdentifier(schema, 'Schema');
 	const cleanTable = validateIdentifier(table, 'Table');
@@ -21,15 +23,28 @@ export function tableRef(schema: string, table: string): TableRef {
 		schema: cleanSchema,
 		table: cleanTable,
 		qualified: `${quoteIdentifier(cleanSchema)}.${quoteIdentifier(cleanTable)}`,
-		// Postgres truncates names at 63 bytes; keep the suffix readable.
-		firstSeenIndex: quoteIdentifier(`${cleanTable.slice(0, 48)}_first_seen_idx`),
+		firstSeenIndex: quoteIdentifier(firstSeenIndexName(cleanTable)),
 	};
+}
+
+const INDEX_SUFFIX = '_first_seen_idx';
+const MAX_IDENTIFIER_BYTES = 63;
+
+/**
+ * `<table>_first_seen_idx`, or for a name too long for that, its first 39 characters and a hash of the
+ * whole name: two long names that share a prefix must not share an index name, or the second table
+ * would silently get no index (CREATE INDEX IF NOT EXISTS sees the first one's).
+ */
+function firstSeenIndexName(table: string): string {
+	if (table.length + INDEX_SUFFIX.length <= MAX_IDENTIFIER_BYTES) return `${table}${INDEX_SUFFIX}`;
+	const hash = createHash('sha256').update(table).digest('hex').slice(0, 8);
+	return `${table.slice(0, MAX_IDENTIFIER_BYTES - INDEX_SUFFIX.length - hash.length - 1)}_${hash}${INDEX_SUFFIX}`;
 }
 
 function validateIdentifier(value: string, label: string): string {
 	const trimmed = (value ?? '').trim();
 	if (!IDENTIFIER.test(trimmed)) {
-		throw new InvalidIdentifierError(
+		throw new TableError(
 			`${label} name "${value}" is not allowed: use 1–63 letters, digits or underscores, starting with a letter or underscore`,
 		);
 	}

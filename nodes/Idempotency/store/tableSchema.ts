@@ -1,9 +1,10 @@
 import type { Pool } from 'pg';
 
-import type { Queryable } from './queryable';
+import { TableError } from '../errors';
+import { readTableFacts, type TableFacts } from './tableFacts';
 import type { TableRef } from './tableRef';
 
-/** Which optional columns a claim table has: a seed-shaped table has only key and first_seen. */
+/** Which optional columns a claim table has; a table with only `key` and `first_seen` has none. */
 export interface TableCapabilities {
 	/** last_seen and deliveries */
 	counters: boolean;
@@ -12,9 +13,7 @@ export interface TableCapabilities {
 	fingerprint: boolean;
 }
 
-export class MissingTableError extends Error {}
-
-const OPTIONAL_COLUMNS: Array<[string, string]> = [
+export const OPTIONAL_COLUMNS: Array<[string, string]> = [
 	['last_seen', 'timestamptz'],
 	['deliveries', 'integer NOT NULL DEFAULT 1'],
 	// Rows that predate this column were claimed once and are final: 'completed' is their true state.
@@ -24,7 +23,13 @@ const OPTIONAL_COLUMNS: Array<[string, string]> = [
 	['fingerprint', 'text'],
 ];
 
-/** The DDL the node runs when "Create Table If Missing" is on; also what README and workflows/ ship. */
+/** Key column types under which the key Postgres stores is the key the node sent, byte for byte. */
+const EXACT_KEY_TYPES = new Set(['text', 'character varying']);
+
+/** How long table preparation may wait for a lock before it goes on with the table as it is. */
+const DDL_LOCK_TIMEOUT = '3s';
+
+/** The DDL that creates the full table; also what README and workflows/processed_events.sql ship. */
 export function createTableSql(ref: TableRef): string[] {
 	return [
 		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
@@ -33,55 +38,107 @@ export function createTableSql(ref: TableRef): string[] {
 	];
 }
 
+export interface PreparedTable {
+	capabilities: TableCapabilities;
+	facts: TableFacts;
+}
+
 /**
- * Creates the table or adds missing columns (never drops or rewrites anything), then reports what the
- * table has. An advisory lock keeps two n8n workers from racing on the same CREATE TABLE.
+ * Reads the table and, when `createIfMissing` is on, creates it or adds what it lacks. It runs only the
+ * DDL that is missing, only where the role may run it (an existing table the role does not own is used
+ * as it is: least-privilege roles must work), and gives up waiting for a lock after a few seconds rather
+ * than queueing every claim behind an ALTER TABLE. It never drops or rewrites anything.
  */
-export async function prepareTable(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise<TableCapabilities> {
-	let columns = await readColumns(pool, ref);
-	const complete = OPTIONAL_COLUMNS.every(([name]) => columns.has(name)) && (await hasFirstSeenIndex(pool, ref));
-	if (createIfMissing && !complete) {
-		const client = await pool.connect();
-		let committed = false;
-		try {
-			await client.query('BEGIN');
-			await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`n8n-nodes-idempotency:${ref.qualified}`]);
-			for (const statement of createTableSql(ref)) await client.query(statement);
-			await client.query('COMMIT');
-			committed = true;
-		} finally {
-			if (!committed) await client.query('ROLLBACK').catch(() => undefined);
-			client.release();
+export async function prepareTable(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise<PreparedTable> {
+	let facts = await readTableFacts(pool, ref);
+	if (!facts.schemaExists) throw new TableError(`schema "${ref.schema}" does not exist`);
+	if (!facts.tableExists) {
+		if (!createIfMissing) {
+			throw new TableError(
+				`table ${ref.schema}.${ref.table} does not exist; turn on "Create Table If Missing" or create it with workflows/processed_events.sql`,
+			);
 		}
-		columns = await readColumns(pool, ref);
+		if (!facts.canCreateInSchema) {
+			throw new TableError(
+				`table ${ref.schema}.${ref.table} does not exist and this role may not create it (needs CREATE on schema ${ref.schema}); ` +
+					'create it as its owner with workflows/processed_events.sql',
+			);
+		}
 	}
-	if (!columns.has('key') || !columns.has('first_seen')) {
-		throw new MissingTableError(
-			columns.size === 0
-				? `table ${ref.schema}.${ref.table} does not exist; turn on "Create Table If Missing" or create it with workflows/processed_events.sql`
-				: `table ${ref.schema}.${ref.table} has no "key" and "first_seen" columns; it is not a claim table`,
-		);
-	}
+	const missingDdl = createIfMissing && (!facts.tableExists || facts.owned) ? ddlFor(ref, facts) : [];
+	if (missingDdl.length > 0 && (await runDdl(pool, ref, missingDdl))) facts = await readTableFacts(pool, ref);
+	if (!facts.tableExists) throw new TableError(`table ${ref.schema}.${ref.table} does not exist`);
+	checkKeyColumn(ref, facts);
+	const has = (name: string) => facts.columns.has(name);
 	return {
-		counters: columns.has('last_seen') && columns.has('deliveries'),
-		leases: columns.has('status') && columns.has('lease_until') && columns.has('claim_token'),
-		fingerprint: columns.has('fingerprint'),
+		facts,
+		capabilities: {
+			counters: has('last_seen') && has('deliveries'),
+			leases: has('status') && has('lease_until') && has('claim_token'),
+			fingerprint: has('fingerprint'),
+		},
 	};
 }
 
-async function readColumns(db: Queryable, ref: TableRef): Promise<Set<string>> {
-	const result = await db.query<{ column_name: string }>(
-		'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
-		[ref.schema, ref.table],
+function ddlFor(ref: TableRef, facts: TableFacts): string[] {
+	if (!facts.tableExists) return createTableSql(ref);
+	const statements = OPTIONAL_COLUMNS.filter(([name]) => !facts.columns.has(name)).map(
+		([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`,
 	);
-	return new Set(result.rows.map((row) => row.column_name));
+	if (!facts.hasFirstSeenIndex && facts.columns.has('first_seen')) {
+		statements.push(`CREATE INDEX IF NOT EXISTS ${ref.firstSeenIndex} ON ${ref.qualified} (first_seen)`);
+	}
+	return statements;
 }
 
-async function hasFirstSeenIndex(db: Queryable, ref: TableRef): Promise<boolean> {
-	const result = await db.query(
-		`SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-		 WHERE i.indrelid = to_regclass($1) AND a.attname = 'first_seen'`,
-		[ref.qualified],
-	);
-	return result.rowCount !== null && result.rowCount > 0;
+/** Runs the DDL in one transaction; false when a lock could not be had in time (the table stays as it was). */
+async function runDdl(pool: Pool, ref: TableRef, statements: string[]): Promise<boolean> {
+	const client = await pool.connect();
+	let committed = false;
+	let failure: unknown;
+	try {
+		await client.query('BEGIN');
+		// Transaction-scoped, so it holds through a transaction-mode pooler: two workers never race on one CREATE.
+		await client.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+		await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`n8n-nodes-idempotency:${ref.qualified}`]);
+		for (const statement of statements) await client.query(statement);
+		await client.query('COMMIT');
+		committed = true;
+	} catch (error) {
+		failure = error;
+	} finally {
+		if (!committed) await client.query('ROLLBACK').catch(() => undefined);
+		client.release();
+	}
+	if (committed) return true;
+	if ((failure as { code?: string }).code === '55P03') return false;
+	throw failure;
 }
+
+function checkKeyColumn(ref: TableRef, facts: TableFacts): void {
+	const key = facts.columns.get('key');
+	if (!key || !facts.columns.has('first_seen')) {
+		throw new TableError(`table ${ref.schema}.${ref.table} has no "key" and "first_seen" columns; it is not a claim table`);
+	}
+	// char(n) pads and truncates, citext and nondeterministic collations make different keys equal: any of
+	// them would let two events share a claim, or store a key the node can no longer find.
+	if (!EXACT_KEY_TYPES.has(key.type)) {
+		throw new TableError(
+			`table ${ref.schema}.${ref.table} has a "key" column of type ${key.type}; it must be text, so that every key is stored exactly as sent`,
+		);
+	}
+	if (!key.deterministic) {
+		throw new TableError(
+			`table ${ref.schema}.${ref.table} has a "key" column with a nondeterministic collation, under which different keys can compare equal; use the default collation`,
+		);
+	}
+	if (!facts.keyIsUnique) {
+		throw new TableError(`table ${ref.schema}.${ref.table} has no primary key or unique index on "key" alone; a claim needs one`);
+	}
+}
+
+/** Every optional column: Claim With Lease reads and writes them all. */
+export const LEASE_CLAIM_COLUMNS = OPTIONAL_COLUMNS.map(([name]) => name);
+
+/** What settling a claim by its claim ID needs: the holder's token and the claim's state. */
+export const CLAIM_ID_COLUMNS = ['status', 'lease_until', 'claim_token'];

@@ -1,30 +1,80 @@
+import type { Pool, PoolClient } from 'pg';
+
 /**
- * Errors after which the same statement may simply be sent again on a fresh connection: the server
- * went away or closed our session (restart, failover, pg_terminate_backend). Claims stay correct on a
- * retry because each attempt carries the same claim token (see claimKeys).
+ * Errors after which the same statement may be sent again on a fresh connection: the server went away
+ * or closed our session (restart, failover, pg_terminate_backend), or rolled the statement back
+ * (serialization failure, deadlock). Claims stay correct on a retry because each attempt carries the
+ * same claim token (see claimKeys).
  */
 const TRANSIENT_SQLSTATES = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', '40001', '40P01']);
-const TRANSIENT_MESSAGES = [/Connection terminated/i, /connection timeout/i, /Client has encountered a connection error/i];
-const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+/** These two were rolled back by the server: the statement certainly did nothing. */
+const ROLLED_BACK_SQLSTATES = new Set(['40001', '40P01']);
+const TRANSIENT_MESSAGES = [/Connection terminated/i, /Client has encountered a connection error/i, /Connection ended unexpectedly/i];
+const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export function isTransientDatabaseError(error: unknown): boolean {
-	if (!(error instanceof Error)) return false;
-	const code = (error as { code?: string }).code;
-	if (code && (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CODES.has(code))) return true;
-	return TRANSIENT_MESSAGES.some((pattern) => pattern.test(error.message));
+	// Not `instanceof Error`: socket errors can come from another realm (a sandbox, a test runner) and fail it.
+	if (typeof error !== 'object' || error === null) return false;
+	const { code, message } = error as { code?: unknown; message?: unknown };
+	if (typeof code === 'string' && (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CODES.has(code))) return true;
+	return typeof message === 'string' && TRANSIENT_MESSAGES.some((pattern) => pattern.test(message));
 }
 
-export async function withTransientRetry<T>(run: () => Promise<T>, attempts = 4): Promise<T> {
-	let lastError: unknown;
-	for (let attempt = 1; attempt <= attempts; attempt++) {
+/** How long a statement keeps being retried while the database is away. */
+export interface RetryBudget {
+	totalMs: number;
+}
+
+/**
+ * A claim answers a waiting webhook request, so it retries only through a short blip; the caller fails
+ * and the provider retries later. Completing or releasing runs after the business step's work is done,
+ * so it rides out a restart or a failover (well inside the default 300 s lease) instead of throwing the
+ * work away.
+ */
+export const CLAIM_RETRY: RetryBudget = { totalMs: 8_000 };
+export const SETTLE_RETRY: RetryBudget = { totalMs: 60_000 };
+
+function ignoreError(): void {}
+
+export interface Attempted<T> {
+	value: T;
+	/** How many earlier attempts failed after the statement reached the server: it may have committed. */
+	lostAttempts: number;
+}
+
+/**
+ * Runs `run` on a pooled connection, again on a fresh one after a transient error, with growing pauses
+ * (0.1 s doubling to 2 s) until the budget is spent. A connection that failed is destroyed, not reused.
+ */
+export async function withTransientRetry<T>(
+	pool: Pool,
+	run: (client: PoolClient) => Promise<T>,
+	budget: RetryBudget,
+): Promise<Attempted<T>> {
+	const started = Date.now();
+	let lostAttempts = 0;
+	for (let attempt = 1; ; attempt++) {
+		let client: PoolClient | undefined;
+		let failure: unknown;
 		try {
-			return await run();
+			client = await pool.connect();
+			// A checked-out client whose server goes away emits 'error'; unheard, that would crash n8n. The
+			// failing query reports the same error below.
+			client.on('error', ignoreError);
+			const value = await run(client);
+			client.off('error', ignoreError);
+			client.release();
+			return { value, lostAttempts };
 		} catch (error) {
-			lastError = error;
+			failure = error;
 		}
-		if (!isTransientDatabaseError(lastError)) break;
-		// A restarting server needs a moment; grow the wait a little each time.
-		if (attempt < attempts) await new Promise((resolve) => setTimeout(resolve, 50 * attempt * attempt));
+		const transient = isTransientDatabaseError(failure);
+		client?.off('error', ignoreError);
+		client?.release(transient ? (failure as Error) : undefined);
+		// A failure while connecting never reached the server; one after it may have committed.
+		if (transient && client && !ROLLED_BACK_SQLSTATES.has((failure as { code?: string }).code ?? '')) lostAttempts++;
+		const pause = Math.min(2_000, 100 * 2 ** (attempt - 1));
+		if (!transient || Date.now() - started + pause > budget.totalMs) throw failure;
+		await new Promise((resolve) => setTimeout(resolve, pause));
 	}
-	throw lastError;
 }

@@ -1,4 +1,4 @@
-import type { PostgresCredentials } from './postgresCredentials';
+import { CONNECT_TIMEOUT_MS, type PostgresCredentials } from './postgresCredentials';
 
 /**
  * Turns pg and socket errors into a sentence a user can act on. The driver's own text is left out on
@@ -11,7 +11,7 @@ export function describeConnectionError(error: unknown, credentials: PostgresCre
 	const where = `${credentials.host}:${credentials.port}`;
 	switch (err?.code) {
 		case 'ECONNREFUSED':
-			return `Connection refused at ${where}: is PostgreSQL running and listening there?`;
+			return `Connection refused at ${where}. Is PostgreSQL running and listening there?`;
 		case 'ENOTFOUND':
 		case 'EAI_AGAIN':
 			return `Host "${credentials.host}" could not be resolved`;
@@ -25,11 +25,20 @@ export function describeConnectionError(error: unknown, credentials: PostgresCre
 			return `Database "${credentials.database}" does not exist on ${where}`;
 		case '42501':
 			return `Permission denied for user "${credentials.user}": ${message}`;
+		case '57014':
+			return `PostgreSQL at ${where} cancelled the statement (${message}): the database is up, but the statement ran longer than its statement_timeout or was cancelled`;
 	}
+	if (/timeout exceeded when trying to connect/i.test(message)) {
+		const size = Math.max(1, Number(credentials.maxConnections) || 10);
+		return (
+			`All ${size} pooled connections to ${where} stayed busy for ${CONNECT_TIMEOUT_MS / 1000} s: the database is up but this n8n process ` +
+			'has more claims in flight than its pool; raise "Maximum Number of Connections" or look for slow statements'
+		);
+	}
+	if (/connection timeout/i.test(message)) return `Connecting to ${where} timed out after ${CONNECT_TIMEOUT_MS / 1000} s`;
 	if (/ssl|tls|certificate|self[- ]signed/i.test(message)) {
 		return `TLS problem connecting to ${where}: check the SSL setting, or ignore SSL issues if you trust this server's self-signed certificate`;
 	}
-	if (/timeout/i.test(message)) return `Connection to ${where} timed out`;
 	// Server-side errors (SQLSTATE codes) and this package's own errors already say what is wrong.
 	return err?.code && /^[0-9A-Z]{5}$/.test(err.code) ? `PostgreSQL at ${where}: ${message}` : message;
 }

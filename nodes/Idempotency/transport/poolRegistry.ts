@@ -1,13 +1,10 @@
 import { Client, Pool } from 'pg';
 
-import type { TableCapabilities } from '../store/tableSchema';
 import { credentialIdentity, poolConfig, type PostgresCredentials } from './postgresCredentials';
 
 interface PoolEntry {
 	pool: Promise<Pool>;
 	lastUsed: number;
-	/** Table preparation runs once per pool and table, not once per execution. */
-	tables: Map<string, Promise<TableCapabilities>>;
 	/** The last error an idle connection reported; kept for diagnostics only. */
 	lastIdleError?: Error;
 }
@@ -19,11 +16,15 @@ const pools = new Map<string, PoolEntry>();
 let sweeper: ReturnType<typeof setInterval> | undefined;
 
 /** One pg.Pool per credential for the whole n8n process, reused by every execution and closed when idle. */
-export function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
+export async function poolFor(credentials: PostgresCredentials): Promise<Pool> {
+	return poolEntryFor(credentials).pool;
+}
+
+function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
 	const identity = credentialIdentity(credentials);
 	let entry = pools.get(identity);
 	if (!entry) {
-		const created: PoolEntry = { pool: Promise.resolve(undefined as unknown as Pool), lastUsed: Date.now(), tables: new Map() };
+		const created: PoolEntry = { pool: Promise.resolve(undefined as unknown as Pool), lastUsed: Date.now() };
 		created.pool = createPool(credentials, created);
 		// A pool that could not be set up is forgotten, so the next execution tries afresh.
 		created.pool.catch(() => pools.get(identity) === created && pools.delete(identity));
@@ -33,10 +34,6 @@ export function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
 	}
 	entry.lastUsed = Date.now();
 	return entry;
-}
-
-export async function poolFor(credentials: PostgresCredentials): Promise<Pool> {
-	return poolEntryFor(credentials).pool;
 }
 
 async function createPool(credentials: PostgresCredentials, entry: PoolEntry): Promise<Pool> {

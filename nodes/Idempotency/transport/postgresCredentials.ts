@@ -2,6 +2,9 @@ import type { PoolConfig } from 'pg';
 
 import { timestampParsingTypes } from './timestampParser';
 
+/** How long a connection may take to open, and how long a claim may wait for a free pooled one. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 export type SslMode = 'disable' | 'allow' | 'require';
 
 /** The fields of the "Idempotency Postgres" credential, as n8n hands them to a node. */
@@ -18,7 +21,7 @@ export interface PostgresCredentials {
 
 /**
  * pg settings for a credential. `allow` first tries plain TCP and falls back to TLS (libpq's meaning);
- * that choice is made once per pool by connectWithSslFallback, so here it starts without TLS.
+ * the pool registry makes that choice once per pool and passes it in as `useTls`.
  */
 export function poolConfig(credentials: PostgresCredentials, useTls = credentials.ssl === 'require'): PoolConfig {
 	return {
@@ -29,7 +32,7 @@ export function poolConfig(credentials: PostgresCredentials, useTls = credential
 		password: credentials.password || undefined,
 		ssl: useTls ? { rejectUnauthorized: !credentials.ignoreSslIssues } : false,
 		max: Math.max(1, Number(credentials.maxConnections) || 10),
-		connectionTimeoutMillis: 10_000,
+		connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
 		// Idle connections close on their own; the pool object is dropped by the registry after longer idleness.
 		idleTimeoutMillis: 30_000,
 		allowExitOnIdle: true,

