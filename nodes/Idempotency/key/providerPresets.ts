@@ -1,4 +1,5 @@
-import { KeyDerivationError, type KeyRule } from './keyRule';
+import { KeyError } from '../errors';
+import type { KeyRule } from './keyRule';
 
 /** Where each provider puts the id that stays the same on every redelivery of one event. */
 export interface ProviderKeyPreset {
@@ -53,7 +54,7 @@ export const PROVIDER_KEY_PRESETS: readonly ProviderKeyPreset[] = [
 export function presetKeyRule(value: string): KeyRule {
 	const preset = PROVIDER_KEY_PRESETS.find((candidate) => candidate.value === value);
 	if (!preset) {
-		throw new KeyDerivationError(
+		throw new KeyError(
 			`unknown provider preset "${value}"; one of ${PROVIDER_KEY_PRESETS.map((candidate) => candidate.value).join(', ')}`,
 		);
 	}
