@@ -55,11 +55,13 @@ const packageCredentialTypes = manifest.n8n.credentials.map(
 	(path) => loadFromSource<{ name: string }>(path).name,
 );
 
-it('ships the three workflows', () => {
+it('ships the five workflows', () => {
 	expect(files.sort()).toEqual([
 		'builtin-nodes-template.json',
 		'cleanup-processed-events.json',
+		'github-template.json',
 		'idempotency-claim-template.json',
+		'stripe-template.json',
 	]);
 });
 
@@ -83,7 +85,7 @@ describe.each(workflows)('$file', ({ workflow }) => {
 		}
 	});
 
-	it("sets only parameters the package's nodes have, and their credential type", () => {
+	it("sets only parameters the package's nodes have, and each node's own credential type", () => {
 		for (const node of workflow.nodes.filter((n) => packageNodes.has(n.type))) {
 			const { description } = packageNodes.get(node.type)!;
 			expect(node.typeVersion).toBe(description.version);
@@ -101,7 +103,9 @@ describe.each(workflows)('$file', ({ workflow }) => {
 					for (const option of Object.keys(value as object)) expect(optionNames).toContain(option);
 				}
 			}
-			expect(Object.keys(node.credentials ?? {})).toEqual(packageCredentialTypes);
+			const wanted = (description.credentials ?? []).map((credential) => credential.name);
+			expect(Object.keys(node.credentials ?? {})).toEqual(wanted);
+			for (const type of wanted) expect(packageCredentialTypes).toContain(type);
 		}
 	});
 
@@ -124,4 +128,42 @@ it('gives every webhook its own path (n8n silently skips a second workflow on th
 	);
 	expect(paths.length).toBeGreaterThan(0);
 	expect(new Set(paths).size).toBe(paths.length);
+});
+
+const SIGNATURE_NODE = `${manifest.name}.webhookSignature`;
+const CLAIM_NODE = `${manifest.name}.idempotencyClaim`;
+
+describe.each([
+	{ file: 'stripe-template.json', scheme: 'stripe', keyPreset: 'stripe' },
+	{ file: 'github-template.json', scheme: 'github', keyPreset: 'github' },
+])('$file: the signature is checked before anything is claimed', ({ file, scheme, keyPreset }) => {
+	const { workflow } = workflows.find((entry) => entry.file === file)!;
+	const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
+	const targets = (from: string, output: number) => (workflow.connections[from]?.main[output] ?? []).map((target) => byName.get(target.node)!);
+
+	it('Webhook (Raw Body on, answered by a node) feeds only the Webhook Signature node', () => {
+		const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook')!;
+		expect(webhook.parameters).toMatchObject({ httpMethod: 'POST', responseMode: 'responseNode', options: { rawBody: true } });
+		expect(workflow.connections[webhook.name].main).toHaveLength(1);
+		expect(targets(webhook.name, 0).map((node) => node.type)).toEqual([SIGNATURE_NODE]);
+	});
+
+	it(`checks the ${scheme} scheme; Valid goes to the claim (preset ${keyPreset}), Invalid is answered 401`, () => {
+		const signature = workflow.nodes.find((node) => node.type === SIGNATURE_NODE)!;
+		expect(signature.parameters.scheme).toBe(scheme);
+		const [claim] = targets(signature.name, 0);
+		expect(claim.type).toBe(CLAIM_NODE);
+		expect(claim.parameters).toMatchObject({ keySource: 'preset', keyPreset, claimMode: 'lease' });
+		const [reject] = targets(signature.name, 1);
+		expect(reject.type).toBe('n8n-nodes-base.respondToWebhook');
+		expect(reject.parameters).toMatchObject({ options: { responseCode: 401 } });
+	});
+
+	it('nothing else reaches the claim: every path to it passes Valid', () => {
+		const claim = workflow.nodes.find((node) => node.type === CLAIM_NODE)!;
+		const feeders = Object.entries(workflow.connections).flatMap(([from, { main }]) =>
+			main.flatMap((targetsOfOutput, output) => targetsOfOutput.filter((target) => target.node === claim.name).map(() => ({ from, output }))),
+		);
+		expect(feeders).toEqual([{ from: 'Webhook Signature', output: 0 }]);
+	});
 });

@@ -9,6 +9,7 @@ import {
 import { deriveKey, hasEventId } from '../key/deriveKey';
 import { payloadFingerprint, type FingerprintMode } from '../key/fingerprint';
 import type { DerivedKey, KeyRule } from '../key/keyRule';
+import { presetKeyRule } from '../key/providerPresets';
 import { claimBatch } from '../store/claimBatch';
 import type { ClaimMode, ClaimOutcome } from '../store/claimOutcome';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
@@ -112,7 +113,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 }
 
 function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
-	const source = context.getNodeParameter('keySource', index, 'auto') as KeyRule['source'];
+	const source = context.getNodeParameter('keySource', index, 'auto') as KeyRule['source'] | 'preset';
 	switch (source) {
 		case 'header':
 			return { source, headerName: context.getNodeParameter('headerName', index) as string };
@@ -120,6 +121,8 @@ function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
 			return { source, fieldPath: context.getNodeParameter('fieldPath', index) as string };
 		case 'expression':
 			return { source, value: context.getNodeParameter('keyExpression', index) };
+		case 'preset':
+			return presetKeyRule(context.getNodeParameter('keyPreset', index, 'stripe') as string);
 		default:
 			return { source: 'auto' };
 	}

@@ -1,5 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { PROVIDER_KEY_PRESETS } from '../key/providerPresets';
 import { tableOptions } from './tableOptions';
 
 export const claimProperties: INodeProperties[] = [
@@ -18,12 +19,21 @@ export const claimProperties: INodeProperties[] = [
 				description:
 					'Key is evt: + body.id; with no ID, sha256: + hash of the raw request bytes, else sha256-json: + hash of the canonical JSON body',
 			},
-			{ name: 'Header', value: 'header', description: 'A delivery-ID header such as Webhook-ID or X-GitHub-Delivery' },
-			{ name: 'Field', value: 'field', description: 'Any field of the item, by path' },
 			{ name: 'Expression', value: 'expression', description: 'Any value you compute' },
+			{ name: 'Field', value: 'field', description: 'Any field of the item, by path' },
+			{ name: 'Header', value: 'header', description: 'A delivery-ID header such as Webhook-ID or X-GitHub-Delivery' },
+			{ name: 'Provider Preset', value: 'preset', description: "Where a known provider puts its event's ID (Stripe, GitHub, Shopify, …)" },
 		],
 		default: 'auto',
 		hint: "Event ID, Else Body Hash: an event without an ID is keyed by its exact request bytes only when the Webhook node's Raw Body option is on (otherwise by its canonical JSON)",
+	},
+	{
+		displayName: 'Provider',
+		name: 'keyPreset',
+		type: 'options',
+		options: PROVIDER_KEY_PRESETS.map(({ name, value, description }) => ({ name, value, description })),
+		default: 'stripe',
+		displayOptions: { show: { keySource: ['preset'] } },
 	},
 	{
 		displayName: 'Header Name',

@@ -1,0 +1,38 @@
+import {
+	NodeConnectionTypes,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { executeVerify } from './actions/verify.operation';
+import { signatureProperties } from './descriptions/signatureProperties';
+import { webhookSigningSecretTest } from './methods/credentialTest';
+
+export class WebhookSignature implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Webhook Signature',
+		name: 'webhookSignature',
+		icon: { light: 'file:webhookSignature.svg', dark: 'file:webhookSignature.dark.svg' },
+		group: ['transform'],
+		usableAsTool: true,
+		version: 1,
+		subtitle: '={{ $parameter.scheme }}',
+		description: "Verify a webhook's HMAC signature (Stripe, GitHub, Shopify, Slack, Standard Webhooks, Twilio…) before claiming it",
+		defaults: { name: 'Webhook Signature' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [
+			{ type: NodeConnectionTypes.Main, displayName: 'Valid' },
+			{ type: NodeConnectionTypes.Main, displayName: 'Invalid' },
+		],
+		credentials: [{ name: 'webhookSigningSecretApi', required: true, testedBy: 'webhookSigningSecretTest' }],
+		properties: signatureProperties,
+	};
+
+	methods = { credentialTest: { webhookSigningSecretTest } };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return executeVerify.call(this);
+	}
+}

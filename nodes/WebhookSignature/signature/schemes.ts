@@ -1,0 +1,49 @@
+import { verifyGenericHmac, type GenericHmacSettings } from './genericHmac';
+import { verifyGitHub } from './github';
+import { verifyShopify } from './shopify';
+import { verifySlack } from './slack';
+import { verifyStandardWebhooks } from './standardWebhooks';
+import { verifyStripe } from './stripe';
+import { verifyTwilio } from './twilio';
+import { refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets, type VerifyOptions } from './verdict';
+
+export type SchemeName = 'stripe' | 'github' | 'shopify' | 'slack' | 'standardWebhooks' | 'svix' | 'twilio' | 'genericHmac';
+
+/** Everything a scheme may need besides the request and the secrets; each scheme reads its own part. */
+export interface SchemeSettings extends VerifyOptions {
+	publicUrl?: string;
+	generic?: GenericHmacSettings;
+}
+
+type Verifier = (request: SignedRequest, secrets: SigningSecrets, settings: SchemeSettings) => SignatureVerdict;
+
+const VERIFIERS: Record<SchemeName, Verifier> = {
+	stripe: verifyStripe,
+	github: verifyGitHub,
+	shopify: verifyShopify,
+	slack: verifySlack,
+	standardWebhooks: (request, secrets, settings) => verifyStandardWebhooks(request, secrets, settings, 'webhook'),
+	svix: (request, secrets, settings) => verifyStandardWebhooks(request, secrets, settings, 'svix'),
+	twilio: (request, secrets, settings) => verifyTwilio(request, secrets, settings.publicUrl ?? ''),
+	genericHmac: (request, secrets, settings) => {
+		if (!settings.generic) return refuse('genericHmac', 'unknown_scheme', 'the generic HMAC scheme needs its settings');
+		return verifyGenericHmac(request, secrets, settings, settings.generic);
+	},
+};
+
+export const SCHEME_NAMES = Object.keys(VERIFIERS) as SchemeName[];
+
+/**
+ * Pure: bytes, headers, secrets and a clock in, a verdict out. Throws SignatureConfigError only for a
+ * setting that makes every delivery unverifiable; a bad delivery is always a verdict.
+ */
+export function verifySignature(
+	scheme: string,
+	request: SignedRequest,
+	secrets: SigningSecrets,
+	settings: SchemeSettings,
+): SignatureVerdict {
+	const verifier = Object.prototype.hasOwnProperty.call(VERIFIERS, scheme) ? VERIFIERS[scheme as SchemeName] : undefined;
+	if (!verifier) return refuse(scheme, 'unknown_scheme', `unknown signature scheme "${scheme}"; one of ${SCHEME_NAMES.join(', ')}`);
+	return verifier(request, secrets, settings);
+}

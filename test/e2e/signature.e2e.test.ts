@@ -1,0 +1,198 @@
+/**
+ * The Stripe and GitHub templates in a real n8n 2.x: the packed package installed as a community package,
+ * the templates imported and published as shipped, signing secrets in this package's credential. Genuine
+ * deliveries are processed once; forged ones are answered 401 and leave no row in the claim table, so the
+ * genuine delivery that follows is still processed.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+
+import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import { githubHeader, stripeHeader } from '../support/signers';
+import { createAppDatabase, withClient, type AppDatabase } from './support/appDatabase';
+import { deliver } from './support/deliver';
+import { N8nExecutions } from './support/n8nExecutions';
+import { N8nProcess } from './support/n8nProcess';
+import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf, type WorkflowJson } from './support/templates';
+
+const N8N_SCHEMA = 'n8n_e2e';
+const BUSINESS_STEP = 'Insert into business_log (example)';
+const CLAIM = 'Idempotency Claim';
+const STRIPE_SECRET = `whsec_${randomBytes(18).toString('base64url')}`;
+const GITHUB_SECRET = randomBytes(20).toString('hex');
+
+const STRIPE_CREDENTIAL = { id: 'sigE2eStripeSec1', name: 'Stripe signing secret', type: 'webhookSigningSecretApi' };
+const GITHUB_CREDENTIAL = { id: 'sigE2eGithubSec1', name: 'GitHub webhook secret', type: 'webhookSigningSecretApi' };
+const stripeTemplate = withSigningCredential(loadShippedWorkflow('stripe-template.json'), STRIPE_CREDENTIAL.id);
+const githubTemplate = withSigningCredential(loadShippedWorkflow('github-template.json'), GITHUB_CREDENTIAL.id);
+
+let server: TestPostgres;
+let app: AppDatabase | undefined;
+let pool: Pool;
+let n8n: N8nProcess | undefined;
+let executions: N8nExecutions;
+
+beforeAll(async () => {
+	server = await startTestPostgres();
+	app = await createAppDatabase(server.url, 'sig_e2e');
+	// The workflows' tables belong to the app role, as when a user runs workflows/processed_events.sql.
+	await withClient(app.appUrl, (client) => client.query(tablesSql()));
+	pool = new Pool({ connectionString: app.adminUrl, max: 4 });
+	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
+	executions = new N8nExecutions(pool, N8N_SCHEMA);
+
+	n8n = await N8nProcess.create({
+		packageDir: REPO_ROOT,
+		credentials: [
+			{ ...STRIPE_CREDENTIAL, data: { secret: STRIPE_SECRET } },
+			{ ...GITHUB_CREDENTIAL, data: { secret: GITHUB_SECRET } },
+		],
+		credentialsForDatabase: app.appUrl,
+		workflows: [stripeTemplate, githubTemplate],
+		publish: [stripeTemplate.id, githubTemplate.id],
+		databaseUrl: app.adminUrl,
+		databaseSchema: N8N_SCHEMA,
+	});
+	await n8n.start();
+}, 15 * 60_000);
+
+afterAll(async () => {
+	await n8n?.close();
+	await pool?.end();
+	await app?.drop();
+	await server?.stop();
+}, 120_000);
+
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('Stripe template', () => {
+	const url = () => n8n!.webhookUrl(webhookPathOf(stripeTemplate));
+	const tag = randomBytes(3).toString('hex');
+	const event = (name: string) => JSON.stringify({ id: `evt_${tag}_${name}`, object: 'event', type: 'invoice.paid', data: { object: { amount: 1200 } } });
+	const signed = (body: string, t = now(), secret = STRIPE_SECRET) => ({ 'stripe-signature': stripeHeader(secret, t, body) });
+
+	step('a signed delivery is processed once; its redelivery (new timestamp, new signature) is a duplicate', async () => {
+		const since = await executions.lastId();
+		const body = event('A');
+		const first = await deliver(url(), body, signed(body));
+		const redelivery = await deliver(url(), body, signed(body, now() + 1));
+		// The very same request again, inside the tolerance window: the signature passes, the claim stops it.
+		const replayed = signed(body);
+		await deliver(url(), body, replayed);
+		const replay = await deliver(url(), body, replayed);
+
+		expect(first).toEqual({ status: 200, body: { status: 'processed', key: `evt:evt_${tag}_A` } });
+		expect(redelivery).toEqual({ status: 200, body: { status: 'duplicate', key: `evt:evt_${tag}_A` } });
+		expect(replay).toEqual({ status: 200, body: { status: 'duplicate', key: `evt:evt_${tag}_A` } });
+		const runs = await executions.waitForFinished(stripeTemplate.id, since, 4);
+		expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
+		expect(await businessRows(`evt:evt_${tag}_A`)).toBe(1);
+	});
+
+	step('forged deliveries of a real event id are answered 401 and claim nothing; the genuine one that follows is processed', async () => {
+		const since = await executions.lastId();
+		const body = event('B');
+		const key = `evt:evt_${tag}_B`;
+		const otherBody = event('other');
+		const forgeries: Array<[string, Record<string, string>, string]> = [
+			['signed with another secret', signed(body, now(), 'whsec_attacker'), 'signature_mismatch'],
+			['a genuine signature of another event', signed(otherBody), 'signature_mismatch'],
+			['a genuinely signed request replayed ten minutes later', signed(body, now() - 600), 'stale_timestamp'],
+			['a signature dated ten minutes ahead', signed(body, now() + 600), 'future_timestamp'],
+			['no signature at all', {}, 'missing_header'],
+		];
+		for (const [label, headers, reason] of forgeries) {
+			const answer = await deliver(url(), body, headers);
+			expect({ label, ...answer }).toEqual({ label, status: 401, body: { status: 'invalid_signature', reason } });
+		}
+		expect(await claimed(key)).toBe(false);
+		const forged = await executions.waitForFinished(stripeTemplate.id, since, forgeries.length);
+		for (const run of forged) expect(run.nodesRun).not.toContain(CLAIM);
+
+		const genuine = await deliver(url(), body, signed(body));
+		expect(genuine).toEqual({ status: 200, body: { status: 'processed', key } });
+		expect(await claimed(key)).toBe(true);
+		expect(await businessRows(key)).toBe(1);
+	});
+});
+
+describe('GitHub template', () => {
+	const url = () => n8n!.webhookUrl(webhookPathOf(githubTemplate));
+	const push = (ref: string) => JSON.stringify({ ref, before: '0000', after: randomBytes(20).toString('hex'), repository: { full_name: 'octo/repo' } });
+	const headers = (delivery: string, body: string, secret = GITHUB_SECRET) => ({
+		'x-github-event': 'push',
+		'x-github-delivery': delivery,
+		'x-hub-signature-256': githubHeader(secret, body),
+	});
+
+	step('a signed delivery is processed once; its redelivery (same X-GitHub-Delivery) is a duplicate', async () => {
+		const delivery = randomUUID();
+		const body = push('refs/heads/main');
+		const first = await deliver(url(), body, headers(delivery, body));
+		const redelivery = await deliver(url(), body, headers(delivery, body));
+		expect(first).toEqual({ status: 200, body: { status: 'processed', key: `evt:${delivery}` } });
+		expect(redelivery).toEqual({ status: 200, body: { status: 'duplicate', key: `evt:${delivery}` } });
+		expect(await businessRows(`evt:${delivery}`)).toBe(1);
+	});
+
+	step('a real delivery id with a wrong signature, or a changed body, is answered 401 and claims nothing', async () => {
+		const delivery = randomUUID();
+		const body = push('refs/heads/release');
+		const tampered = body.replace('release', 'rele4se');
+		const wrongSecret = await deliver(url(), body, headers(delivery, body, 'not-the-secret'));
+		const changedBody = await deliver(url(), tampered, headers(delivery, body));
+		expect(wrongSecret).toEqual({ status: 401, body: { status: 'invalid_signature', reason: 'signature_mismatch' } });
+		expect(changedBody).toEqual({ status: 401, body: { status: 'invalid_signature', reason: 'signature_mismatch' } });
+		expect(await claimed(`evt:${delivery}`)).toBe(false);
+
+		const genuine = await deliver(url(), body, headers(delivery, body));
+		expect(genuine).toEqual({ status: 200, body: { status: 'processed', key: `evt:${delivery}` } });
+		expect(await businessRows(`evt:${delivery}`)).toBe(1);
+	});
+});
+
+step("no signing secret is written into n8n's execution records", async () => {
+	const { rows } = await pool.query(
+		`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data WHERE data LIKE $1 OR data LIKE $2`,
+		[`%${STRIPE_SECRET}%`, `%${GITHUB_SECRET}%`],
+	);
+	const { rows: all } = await pool.query(`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data`);
+	expect(all[0].n).toBeGreaterThan(10);
+	expect(rows[0].n).toBe(0);
+});
+
+/** A test whose failure message ends with n8n's log tail. */
+function step(name: string, body: () => Promise<void>): void {
+	it(name, async () => {
+		try {
+			await body();
+		} catch (error) {
+			const log = n8n ? await n8n.logTail(60) : '(n8n not started)';
+			if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
+			throw error;
+		}
+	});
+}
+
+/**
+ * n8n 2.41's importer looks up a credential given as { name } (no id) by an undefined id, which matches the
+ * first credential of its type: with two signing secrets in one instance, each template is pointed at its
+ * own by id here (what picking the credential in the editor does). The shipped files carry no ids.
+ */
+function withSigningCredential(workflow: WorkflowJson, credentialId: string): WorkflowJson {
+	for (const node of workflow.nodes as Array<{ credentials?: Record<string, { id?: string; name: string }> }>) {
+		const signing = node.credentials?.webhookSigningSecretApi;
+		if (signing) signing.id = credentialId;
+	}
+	return workflow;
+}
+
+async function claimed(key: string): Promise<boolean> {
+	const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
+	return rowCount === 1;
+}
+
+async function businessRows(key: string): Promise<number> {
+	const { rows } = await pool.query('SELECT count(*)::int AS n FROM business_log WHERE event_key = $1', [key]);
+	return rows[0].n;
+}
