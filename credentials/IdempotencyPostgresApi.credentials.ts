@@ -6,9 +6,13 @@ export class IdempotencyPostgresApi implements ICredentialType {
 
 	displayName = 'Idempotency Postgres';
 
-	icon = { light: 'file:idempotencyPostgres.svg', dark: 'file:idempotencyPostgres.dark.svg' } as const;
+	icon = {
+		light: 'file:idempotencyPostgres.svg',
+		dark: 'file:idempotencyPostgres.dark.svg',
+	} as const;
 
-	documentationUrl = 'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency#credential-idempotency-postgres';
+	documentationUrl =
+		'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency#credential-idempotency-postgres';
 
 	properties: INodeProperties[] = [
 		{ displayName: 'Host', name: 'host', type: 'string', default: 'localhost' },
@@ -33,7 +37,11 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			name: 'ssl',
 			type: 'options',
 			options: [
-				{ name: 'Allow', value: 'allow', description: 'Plain connection, TLS only if the server accepts nothing else' },
+				{
+					name: 'Allow',
+					value: 'allow',
+					description: 'Plain connection, TLS only if the server accepts nothing else',
+				},
 				{ name: 'Disable', value: 'disable' },
 				{
 					name: 'Require',
@@ -48,7 +56,8 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			name: 'ignoreSslIssues',
 			type: 'boolean',
 			default: false,
-			description: 'Whether to connect even if the server certificate cannot be verified (self-signed)',
+			description:
+				'Whether to connect even if the server certificate cannot be verified (self-signed)',
 			displayOptions: { hide: { ssl: ['disable'] } },
 		},
 		{
@@ -67,7 +76,8 @@ export class IdempotencyPostgresApi implements ICredentialType {
 			type: 'string',
 			typeOptions: { password: true },
 			default: '',
-			description: 'PEM certificate for servers that authenticate users by certificate; leave empty otherwise',
+			description:
+				'PEM certificate for servers that authenticate users by certificate; leave empty otherwise',
 			displayOptions: { show: { ssl: ['allow', 'require'] } },
 		},
 		{

@@ -9,9 +9,13 @@ export class WebhookSigningSecretApi implements ICredentialType {
 
 	displayName = 'Webhook Signing Secret API';
 
-	icon = { light: 'file:webhookSigningSecret.svg', dark: 'file:webhookSigningSecret.dark.svg' } as const;
+	icon = {
+		light: 'file:webhookSigningSecret.svg',
+		dark: 'file:webhookSigningSecret.dark.svg',
+	} as const;
 
-	documentationUrl = 'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency#webhook-signature';
+	documentationUrl =
+		'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency#webhook-signature';
 
 	properties: INodeProperties[] = [
 		{

@@ -11,7 +11,8 @@ import { claimProperties } from './descriptions/claimProperties';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 
 // A third output appears only when a payload fingerprint is stored and compared.
-const TWO_OUTPUTS = "[{ type: 'main', displayName: 'New' }, { type: 'main', displayName: 'Duplicate' }]";
+const TWO_OUTPUTS =
+	"[{ type: 'main', displayName: 'New' }, { type: 'main', displayName: 'Duplicate' }]";
 const THREE_OUTPUTS =
 	"[{ type: 'main', displayName: 'New' }, { type: 'main', displayName: 'Duplicate' }, { type: 'main', displayName: 'Mismatch' }]";
 const OUTPUTS_EXPRESSION: `={{${string}}}` = `={{ ($parameter.options?.payloadFingerprint ?? 'off') === 'off' ? ${TWO_OUTPUTS} : ${THREE_OUTPUTS} }}`;
@@ -29,7 +30,13 @@ export class IdempotencyClaim implements INodeType {
 		defaults: { name: 'Idempotency Claim' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: OUTPUTS_EXPRESSION,
-		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
+		credentials: [
+			{
+				name: 'idempotencyPostgresApi',
+				required: true,
+				testedBy: 'idempotencyPostgresConnectionTest',
+			},
+		],
 		properties: claimProperties,
 	};
 

@@ -25,7 +25,13 @@ export class IdempotencyKey implements INodeType {
 		defaults: { name: 'Idempotency Key' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'idempotencyPostgresApi', required: true, testedBy: 'idempotencyPostgresConnectionTest' }],
+		credentials: [
+			{
+				name: 'idempotencyPostgresApi',
+				required: true,
+				testedBy: 'idempotencyPostgresConnectionTest',
+			},
+		],
 		properties: [
 			{
 				displayName: 'Operation',
@@ -37,7 +43,8 @@ export class IdempotencyKey implements INodeType {
 						name: 'Complete',
 						value: 'complete',
 						action: 'Complete a claimed key',
-						description: 'Mark the key done after the business step succeeded; later deliveries are completed duplicates',
+						description:
+							'Mark the key done after the business step succeeded; later deliveries are completed duplicates',
 					},
 					{
 						name: 'Purge',
@@ -49,7 +56,8 @@ export class IdempotencyKey implements INodeType {
 						name: 'Release',
 						value: 'release',
 						action: 'Release a claimed key',
-						description: "Delete the key after the business step failed, so the provider's next retry runs",
+						description:
+							"Delete the key after the business step failed, so the provider's next retry runs",
 					},
 				],
 				default: 'complete',

@@ -19,14 +19,17 @@ export class WebhookSignature implements INodeType {
 		usableAsTool: true,
 		version: 1,
 		subtitle: '={{ $parameter.scheme }}',
-		description: "Verify a webhook's HMAC signature (Stripe, GitHub, Shopify, Slack, Standard Webhooks, Twilio…) before claiming it",
+		description:
+			"Verify a webhook's HMAC signature (Stripe, GitHub, Shopify, Slack, Standard Webhooks, Twilio…) before claiming it",
 		defaults: { name: 'Webhook Signature' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [
 			{ type: NodeConnectionTypes.Main, displayName: 'Valid' },
 			{ type: NodeConnectionTypes.Main, displayName: 'Invalid' },
 		],
-		credentials: [{ name: 'webhookSigningSecretApi', required: true, testedBy: 'webhookSigningSecretTest' }],
+		credentials: [
+			{ name: 'webhookSigningSecretApi', required: true, testedBy: 'webhookSigningSecretTest' },
+		],
 		properties: signatureProperties,
 	};
 

@@ -9,11 +9,19 @@ import { Pool } from 'pg';
 
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
 import { githubHeader, stripeHeader } from '../support/signers';
-import { createAppDatabase, withClient, type AppDatabase } from './support/appDatabase';
-import { deliver } from './support/deliver';
-import { N8nExecutions } from './support/n8nExecutions';
-import { N8nProcess } from './support/n8nProcess';
-import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf, type WorkflowJson } from './support/templates';
+import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
+import { withClient } from '../support/database';
+import { deliver } from '../support/deliver';
+import { N8nExecutions } from '../support/n8n/executions';
+import { templateCredentials } from '../support/n8n/credentials';
+import { N8nInstance } from '../support/n8n/instance';
+import {
+	REPO_ROOT,
+	loadShippedWorkflow,
+	tablesSql,
+	webhookPathOf,
+	type WorkflowJson,
+} from '../support/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';
@@ -21,15 +29,29 @@ const CLAIM = 'Idempotency Claim';
 const STRIPE_SECRET = `whsec_${randomBytes(18).toString('base64url')}`;
 const GITHUB_SECRET = randomBytes(20).toString('hex');
 
-const STRIPE_CREDENTIAL = { id: 'sigE2eStripeSec1', name: 'Stripe signing secret', type: 'webhookSigningSecretApi' };
-const GITHUB_CREDENTIAL = { id: 'sigE2eGithubSec1', name: 'GitHub webhook secret', type: 'webhookSigningSecretApi' };
-const stripeTemplate = withSigningCredential(loadShippedWorkflow('stripe-template.json'), STRIPE_CREDENTIAL.id);
-const githubTemplate = withSigningCredential(loadShippedWorkflow('github-template.json'), GITHUB_CREDENTIAL.id);
+const STRIPE_CREDENTIAL = {
+	id: 'sigE2eStripeSec1',
+	name: 'Stripe signing secret',
+	type: 'webhookSigningSecretApi',
+};
+const GITHUB_CREDENTIAL = {
+	id: 'sigE2eGithubSec1',
+	name: 'GitHub webhook secret',
+	type: 'webhookSigningSecretApi',
+};
+const stripeTemplate = withSigningCredential(
+	loadShippedWorkflow('stripe-template.json'),
+	STRIPE_CREDENTIAL.id,
+);
+const githubTemplate = withSigningCredential(
+	loadShippedWorkflow('github-template.json'),
+	GITHUB_CREDENTIAL.id,
+);
 
 let server: TestPostgres;
 let app: AppDatabase | undefined;
 let pool: Pool;
-let n8n: N8nProcess | undefined;
+let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
 beforeAll(async () => {
@@ -41,13 +63,13 @@ beforeAll(async () => {
 	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
 	executions = new N8nExecutions(pool, N8N_SCHEMA);
 
-	n8n = await N8nProcess.create({
+	n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
 		credentials: [
+			...templateCredentials(app.appUrl),
 			{ ...STRIPE_CREDENTIAL, data: { secret: STRIPE_SECRET } },
 			{ ...GITHUB_CREDENTIAL, data: { secret: GITHUB_SECRET } },
 		],
-		credentialsForDatabase: app.appUrl,
 		workflows: [stripeTemplate, githubTemplate],
 		publish: [stripeTemplate.id, githubTemplate.id],
 		databaseUrl: app.adminUrl,
@@ -68,87 +90,142 @@ const now = () => Math.floor(Date.now() / 1000);
 describe('Stripe template', () => {
 	const url = () => n8n!.webhookUrl(webhookPathOf(stripeTemplate));
 	const tag = randomBytes(3).toString('hex');
-	const event = (name: string) => JSON.stringify({ id: `evt_${tag}_${name}`, object: 'event', type: 'invoice.paid', data: { object: { amount: 1200 } } });
-	const signed = (body: string, t = now(), secret = STRIPE_SECRET) => ({ 'stripe-signature': stripeHeader(secret, t, body) });
-
-	step('a signed delivery is processed once; its redelivery (new timestamp, new signature) is a duplicate', async () => {
-		const since = await executions.lastId();
-		const body = event('A');
-		const first = await deliver(url(), body, signed(body));
-		const redelivery = await deliver(url(), body, signed(body, now() + 1));
-		// The very same request again, inside the tolerance window: the signature passes, the claim stops it.
-		const replayed = signed(body);
-		await deliver(url(), body, replayed);
-		const replay = await deliver(url(), body, replayed);
-
-		expect(first).toEqual({ status: 200, body: { status: 'processed', key: `evt:evt_${tag}_A` } });
-		expect(redelivery).toEqual({ status: 200, body: { status: 'duplicate', key: `evt:evt_${tag}_A` } });
-		expect(replay).toEqual({ status: 200, body: { status: 'duplicate', key: `evt:evt_${tag}_A` } });
-		const runs = await executions.waitForFinished(stripeTemplate.id, since, 4);
-		expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
-		expect(await businessRows(`evt:evt_${tag}_A`)).toBe(1);
+	const event = (name: string) =>
+		JSON.stringify({
+			id: `evt_${tag}_${name}`,
+			object: 'event',
+			type: 'invoice.paid',
+			data: { object: { amount: 1200 } },
+		});
+	const signed = (body: string, t = now(), secret = STRIPE_SECRET) => ({
+		'stripe-signature': stripeHeader(secret, t, body),
 	});
 
-	step('forged deliveries of a real event id are answered 401 and claim nothing; the genuine one that follows is processed', async () => {
-		const since = await executions.lastId();
-		const body = event('B');
-		const key = `evt:evt_${tag}_B`;
-		const otherBody = event('other');
-		const forgeries: Array<[string, Record<string, string>, string]> = [
-			['signed with another secret', signed(body, now(), 'whsec_attacker'), 'signature_mismatch'],
-			['a genuine signature of another event', signed(otherBody), 'signature_mismatch'],
-			['a genuinely signed request replayed ten minutes later', signed(body, now() - 600), 'stale_timestamp'],
-			['a signature dated ten minutes ahead', signed(body, now() + 600), 'future_timestamp'],
-			['no signature at all', {}, 'missing_header'],
-		];
-		for (const [label, headers, reason] of forgeries) {
-			const answer = await deliver(url(), body, headers);
-			expect({ label, ...answer }).toEqual({ label, status: 401, body: { status: 'invalid_signature', reason } });
-		}
-		expect(await claimed(key)).toBe(false);
-		const forged = await executions.waitForFinished(stripeTemplate.id, since, forgeries.length);
-		for (const run of forged) expect(run.nodesRun).not.toContain(CLAIM);
+	step(
+		'a signed delivery is processed once; its redelivery (new timestamp, new signature) is a duplicate',
+		async () => {
+			const since = await executions.lastId();
+			const body = event('A');
+			const first = await deliver(url(), body, signed(body));
+			const redelivery = await deliver(url(), body, signed(body, now() + 1));
+			// The very same request again, inside the tolerance window: the signature passes, the claim stops it.
+			const replayed = signed(body);
+			await deliver(url(), body, replayed);
+			const replay = await deliver(url(), body, replayed);
 
-		const genuine = await deliver(url(), body, signed(body));
-		expect(genuine).toEqual({ status: 200, body: { status: 'processed', key } });
-		expect(await claimed(key)).toBe(true);
-		expect(await businessRows(key)).toBe(1);
-	});
+			expect(first).toEqual({
+				status: 200,
+				body: { status: 'processed', key: `evt:evt_${tag}_A` },
+			});
+			expect(redelivery).toEqual({
+				status: 200,
+				body: { status: 'duplicate', key: `evt:evt_${tag}_A` },
+			});
+			expect(replay).toEqual({
+				status: 200,
+				body: { status: 'duplicate', key: `evt:evt_${tag}_A` },
+			});
+			const runs = await executions.waitForFinished(stripeTemplate.id, since, 4);
+			expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
+			expect(await businessRows(`evt:evt_${tag}_A`)).toBe(1);
+		},
+	);
+
+	step(
+		'forged deliveries of a real event id are answered 401 and claim nothing; the genuine one that follows is processed',
+		async () => {
+			const since = await executions.lastId();
+			const body = event('B');
+			const key = `evt:evt_${tag}_B`;
+			const otherBody = event('other');
+			const forgeries: Array<[string, Record<string, string>, string]> = [
+				['signed with another secret', signed(body, now(), 'whsec_attacker'), 'signature_mismatch'],
+				['a genuine signature of another event', signed(otherBody), 'signature_mismatch'],
+				[
+					'a genuinely signed request replayed ten minutes later',
+					signed(body, now() - 600),
+					'stale_timestamp',
+				],
+				['a signature dated ten minutes ahead', signed(body, now() + 600), 'future_timestamp'],
+				['no signature at all', {}, 'missing_header'],
+			];
+			for (const [label, headers, reason] of forgeries) {
+				const answer = await deliver(url(), body, headers);
+				expect({ label, ...answer }).toEqual({
+					label,
+					status: 401,
+					body: { status: 'invalid_signature', reason },
+				});
+			}
+			expect(await claimed(key)).toBe(false);
+			const forged = await executions.waitForFinished(stripeTemplate.id, since, forgeries.length);
+			for (const run of forged) expect(run.nodesRun).not.toContain(CLAIM);
+
+			const genuine = await deliver(url(), body, signed(body));
+			expect(genuine).toEqual({ status: 200, body: { status: 'processed', key } });
+			expect(await claimed(key)).toBe(true);
+			expect(await businessRows(key)).toBe(1);
+		},
+	);
 });
 
 describe('GitHub template', () => {
 	const url = () => n8n!.webhookUrl(webhookPathOf(githubTemplate));
-	const push = (ref: string) => JSON.stringify({ ref, before: '0000', after: randomBytes(20).toString('hex'), repository: { full_name: 'octo/repo' } });
+	const push = (ref: string) =>
+		JSON.stringify({
+			ref,
+			before: '0000',
+			after: randomBytes(20).toString('hex'),
+			repository: { full_name: 'octo/repo' },
+		});
 	const headers = (delivery: string, body: string, secret = GITHUB_SECRET) => ({
 		'x-github-event': 'push',
 		'x-github-delivery': delivery,
 		'x-hub-signature-256': githubHeader(secret, body),
 	});
 
-	step('a signed delivery is processed once; its redelivery (same X-GitHub-Delivery) is a duplicate', async () => {
-		const delivery = randomUUID();
-		const body = push('refs/heads/main');
-		const first = await deliver(url(), body, headers(delivery, body));
-		const redelivery = await deliver(url(), body, headers(delivery, body));
-		expect(first).toEqual({ status: 200, body: { status: 'processed', key: `evt:${delivery}` } });
-		expect(redelivery).toEqual({ status: 200, body: { status: 'duplicate', key: `evt:${delivery}` } });
-		expect(await businessRows(`evt:${delivery}`)).toBe(1);
-	});
+	step(
+		'a signed delivery is processed once; its redelivery (same X-GitHub-Delivery) is a duplicate',
+		async () => {
+			const delivery = randomUUID();
+			const body = push('refs/heads/main');
+			const first = await deliver(url(), body, headers(delivery, body));
+			const redelivery = await deliver(url(), body, headers(delivery, body));
+			expect(first).toEqual({ status: 200, body: { status: 'processed', key: `evt:${delivery}` } });
+			expect(redelivery).toEqual({
+				status: 200,
+				body: { status: 'duplicate', key: `evt:${delivery}` },
+			});
+			expect(await businessRows(`evt:${delivery}`)).toBe(1);
+		},
+	);
 
-	step('a real delivery id with a wrong signature, or a changed body, is answered 401 and claims nothing', async () => {
-		const delivery = randomUUID();
-		const body = push('refs/heads/release');
-		const tampered = body.replace('release', 'rele4se');
-		const wrongSecret = await deliver(url(), body, headers(delivery, body, 'not-the-secret'));
-		const changedBody = await deliver(url(), tampered, headers(delivery, body));
-		expect(wrongSecret).toEqual({ status: 401, body: { status: 'invalid_signature', reason: 'signature_mismatch' } });
-		expect(changedBody).toEqual({ status: 401, body: { status: 'invalid_signature', reason: 'signature_mismatch' } });
-		expect(await claimed(`evt:${delivery}`)).toBe(false);
+	step(
+		'a real delivery id with a wrong signature, or a changed body, is answered 401 and claims nothing',
+		async () => {
+			const delivery = randomUUID();
+			const body = push('refs/heads/release');
+			const tampered = body.replace('release', 'rele4se');
+			const wrongSecret = await deliver(url(), body, headers(delivery, body, 'not-the-secret'));
+			const changedBody = await deliver(url(), tampered, headers(delivery, body));
+			expect(wrongSecret).toEqual({
+				status: 401,
+				body: { status: 'invalid_signature', reason: 'signature_mismatch' },
+			});
+			expect(changedBody).toEqual({
+				status: 401,
+				body: { status: 'invalid_signature', reason: 'signature_mismatch' },
+			});
+			expect(await claimed(`evt:${delivery}`)).toBe(false);
 
-		const genuine = await deliver(url(), body, headers(delivery, body));
-		expect(genuine).toEqual({ status: 200, body: { status: 'processed', key: `evt:${delivery}` } });
-		expect(await businessRows(`evt:${delivery}`)).toBe(1);
-	});
+			const genuine = await deliver(url(), body, headers(delivery, body));
+			expect(genuine).toEqual({
+				status: 200,
+				body: { status: 'processed', key: `evt:${delivery}` },
+			});
+			expect(await businessRows(`evt:${delivery}`)).toBe(1);
+		},
+	);
 });
 
 step("no signing secret is written into n8n's execution records", async () => {
@@ -156,7 +233,9 @@ step("no signing secret is written into n8n's execution records", async () => {
 		`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data WHERE data LIKE $1 OR data LIKE $2`,
 		[`%${STRIPE_SECRET}%`, `%${GITHUB_SECRET}%`],
 	);
-	const { rows: all } = await pool.query(`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data`);
+	const { rows: all } = await pool.query(
+		`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data`,
+	);
 	expect(all[0].n).toBeGreaterThan(10);
 	expect(rows[0].n).toBe(0);
 });
@@ -180,7 +259,9 @@ function step(name: string, body: () => Promise<void>): void {
  * own by id here (what picking the credential in the editor does). The shipped files carry no ids.
  */
 function withSigningCredential(workflow: WorkflowJson, credentialId: string): WorkflowJson {
-	for (const node of workflow.nodes as Array<{ credentials?: Record<string, { id?: string; name: string }> }>) {
+	for (const node of workflow.nodes as Array<{
+		credentials?: Record<string, { id?: string; name: string }>;
+	}>) {
 		const signing = node.credentials?.webhookSigningSecretApi;
 		if (signing) signing.id = credentialId;
 	}
@@ -193,6 +274,9 @@ async function claimed(key: string): Promise<boolean> {
 }
 
 async function businessRows(key: string): Promise<number> {
-	const { rows } = await pool.query('SELECT count(*)::int AS n FROM business_log WHERE event_key = $1', [key]);
+	const { rows } = await pool.query(
+		'SELECT count(*)::int AS n FROM business_log WHERE event_key = $1',
+		[key],
+	);
 	return rows[0].n;
 }

@@ -16,9 +16,9 @@ function anchorOf(url: string): string {
 }
 
 it('derives GitHub anchors the way GitHub does', () => {
-	expect(readmeAnchors('# A: b `c`\n## A: b c\n```\n# not a heading\n```\n### Options → Scope')).toEqual(
-		new Set(['a-b-c', 'a-b-c-1', 'options--scope']),
-	);
+	expect(
+		readmeAnchors('# A: b `c`\n## A: b c\n```\n# not a heading\n```\n### Options → Scope'),
+	).toEqual(new Set(['a-b-c', 'a-b-c-1', 'options--scope']));
 });
 
 it('sends the credential dialog to the README section about the credential', () => {
@@ -27,13 +27,17 @@ it('sends the credential dialog to the README section about the credential', () 
 	expect(anchors).toContain(anchor);
 });
 
-const codexFiles = readdirSync(join(REPO, 'nodes', 'Idempotency')).filter((file) => file.endsWith('.node.json'));
+const codexFiles = readdirSync(join(REPO, 'nodes', 'Idempotency')).filter((file) =>
+	file.endsWith('.node.json'),
+);
 
 it.each(codexFiles)('%s links only to README headings that exist', (file) => {
 	const codex = JSON.parse(readFileSync(join(REPO, 'nodes', 'Idempotency', file), 'utf8')) as {
 		resources: Record<string, Array<{ url: string }>>;
 	};
-	const urls = Object.values(codex.resources).flat().map((resource) => resource.url);
+	const urls = Object.values(codex.resources)
+		.flat()
+		.map((resource) => resource.url);
 	expect(urls.length).toBeGreaterThan(0);
 	for (const url of urls) expect(anchors).toContain(anchorOf(url));
 });

@@ -16,10 +16,10 @@ type ThemedIcon = { light: string; dark: string };
 
 /** The icon a node or credential class declares, with the path of its compiled file. */
 function declaredIcon(distPath: string): { distPath: string; icon: ThemedIcon } {
-	const module = require(join(REPO, distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts'))) as Record<
-		string,
-		new () => { icon?: ThemedIcon; description?: { icon?: ThemedIcon } }
-	>;
+	// eslint-disable-next-line @typescript-eslint/no-require-imports -- the class a manifest path names, loaded as n8n loads it
+	const module = require(
+		join(REPO, distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts')),
+	) as Record<string, new () => { icon?: ThemedIcon; description?: { icon?: ThemedIcon } }>;
 	const [Class] = Object.values(module);
 	const instance = new Class();
 	const icon = instance.description?.icon ?? instance.icon;
@@ -39,7 +39,10 @@ beforeAll(() => {
 	mkdirSync(dirname(staleIcon), { recursive: true });
 	writeFileSync(staleIcon, '<svg xmlns="http://www.w3.org/2000/svg"/>');
 	// The copy step of `npm run build`, so the test checks what a build really puts in dist/.
-	execFileSync(join(REPO, 'node_modules', '.bin', 'gulp'), ['build:assets'], { cwd: REPO, stdio: 'pipe' });
+	execFileSync(join(REPO, 'node_modules', '.bin', 'gulp'), ['build:assets'], {
+		cwd: REPO,
+		stdio: 'pipe',
+	});
 }, 60_000);
 
 it('gives each node and the credential an icon of its own, different in light and dark', () => {
@@ -48,15 +51,21 @@ it('gives each node and the credential an icon of its own, different in light an
 	for (const { icon } of declared) expect(icon.dark).not.toBe(icon.light);
 });
 
-it.each(iconFiles.map((file) => [file.slice(REPO.length + 1), file]))('%s is in dist after the build', (_name, file) => {
-	expect(existsSync(file)).toBe(true);
-});
+it.each(iconFiles.map((file) => [file.slice(REPO.length + 1), file]))(
+	'%s is in dist after the build',
+	(_name, file) => {
+		expect(existsSync(file)).toBe(true);
+	},
+);
 
-it.each(iconFiles.map((file) => [file.slice(REPO.length + 1), file]))('%s is an SVG drawn without text', (_name, file) => {
-	const svg = readFileSync(file, 'utf8');
-	expect(svg).toMatch(/^<svg [^>]*viewBox="0 0 60 60"/);
-	expect(svg).not.toMatch(/<text\b/);
-});
+it.each(iconFiles.map((file) => [file.slice(REPO.length + 1), file]))(
+	'%s is an SVG drawn without text',
+	(_name, file) => {
+		const svg = readFileSync(file, 'utf8');
+		expect(svg).toMatch(/^<svg [^>]*viewBox="0 0 60 60"/);
+		expect(svg).not.toMatch(/<text\b/);
+	},
+);
 
 it('removes icons an earlier build copied, so a renamed icon is not packed', () => {
 	expect(existsSync(staleIcon)).toBe(false);

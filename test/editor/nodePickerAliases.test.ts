@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-
 const REPO = join(__dirname, '..', '..');
 
 interface Codex {
@@ -15,13 +14,20 @@ interface Codex {
 	alias: string[];
 }
 
-const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { name: string; n8n: { nodes: string[] } };
+const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+	name: string;
+	n8n: { nodes: string[] };
+};
 
 /** The codex n8n loads for a node: the source's `X.node.json`, which the build copies beside `X.node.js`. */
 function codexFor(distPath: string): { codex: Codex; nodeName: string } {
 	const source = join(REPO, distPath.replace(/^dist\//, '').replace(/\.js$/, ''));
 	const codex = JSON.parse(readFileSync(`${source}.json`, 'utf8')) as Codex;
-	const module = require(`${source}.ts`) as Record<string, new () => { description: { name: string } }>;
+	// eslint-disable-next-line @typescript-eslint/no-require-imports -- the class a manifest path names, loaded as n8n loads it
+	const module = require(`${source}.ts`) as Record<
+		string,
+		new () => { description: { name: string } }
+	>;
 	const [NodeClass] = Object.values(module);
 	return { codex, nodeName: new NodeClass().description.name };
 }
@@ -36,13 +42,16 @@ function pickerMatches(query: string, candidate: string): boolean {
 const nodes = manifest.n8n.nodes.map(codexFor);
 const claim = nodes.find(({ nodeName }) => nodeName === 'idempotencyClaim')!;
 
-it.each(nodes)('$nodeName: the codex names its node as n8n loads it and has aliases', ({ codex, nodeName }) => {
-	expect(codex.node).toBe(`${manifest.name}.${nodeName}`);
-	expect(codex.resources.primaryDocumentation.length).toBeGreaterThan(0);
-	expect(codex.alias.length).toBeGreaterThan(0);
-	for (const alias of codex.alias) expect(alias).toEqual(alias.trim());
-	expect(new Set(codex.alias.map((alias) => alias.toLowerCase())).size).toBe(codex.alias.length);
-});
+it.each(nodes)(
+	'$nodeName: the codex names its node as n8n loads it and has aliases',
+	({ codex, nodeName }) => {
+		expect(codex.node).toBe(`${manifest.name}.${nodeName}`);
+		expect(codex.resources.primaryDocumentation.length).toBeGreaterThan(0);
+		expect(codex.alias.length).toBeGreaterThan(0);
+		for (const alias of codex.alias) expect(alias).toEqual(alias.trim());
+		expect(new Set(codex.alias.map((alias) => alias.toLowerCase())).size).toBe(codex.alias.length);
+	},
+);
 
 it.each([
 	'duplicate',
@@ -64,5 +73,6 @@ it.each([
 
 it('searching "purge" or "cleanup" finds Idempotency Key', () => {
 	const key = nodes.find(({ nodeName }) => nodeName === 'idempotencyKey')!;
-	for (const query of ['purge', 'cleanup']) expect(key.codex.alias.some((alias) => pickerMatches(query, alias))).toBe(true);
+	for (const query of ['purge', 'cleanup'])
+		expect(key.codex.alias.some((alias) => pickerMatches(query, alias))).toBe(true);
 });

@@ -19,7 +19,9 @@ function property(properties: INodeProperties[], name: string): INodeProperties 
 
 describe('Key Source', () => {
 	const keySource = property(claimProperties, 'keySource');
-	const auto = (keySource.options as INodePropertyOptions[]).find((option) => option.value === 'auto')!;
+	const auto = (keySource.options as INodePropertyOptions[]).find(
+		(option) => option.value === 'auto',
+	)!;
 
 	it('names the prefixes and the id field exactly as the keys carry them', () => {
 		expect(auto.description).toContain('evt: + body.id');
@@ -35,18 +37,24 @@ describe('Key Source', () => {
 
 it('Claim Mode hints what Claim Once gives up, and the way out', () => {
 	const hint = property(claimProperties, 'claimMode').hint;
-	expect(hint).toMatch(/^Claim Once: if the business step fails, every retry is a Duplicate unless .* releases the key/);
+	expect(hint).toMatch(
+		/^Claim Once: if the business step fails, every retry is a Duplicate unless .* releases the key/,
+	);
 	expect(hint).toContain('Claim With Lease');
 });
 
 it('Lease hints that it must outlast the slowest business step', () => {
-	expect(property(claimProperties, 'leaseSeconds').hint).toMatch(/^Must outlast your slowest business step: .*a second time/);
+	expect(property(claimProperties, 'leaseSeconds').hint).toMatch(
+		/^Must outlast your slowest business step: .*a second time/,
+	);
 });
 
 it("Older Than hints that it must outlast the providers' resends", () => {
 	const olderThan = property(keyProperties, 'olderThanDays');
 	expect(olderThan.default).toBe(30);
-	expect(olderThan.hint).toMatch(/^Must outlast how long your providers resend: a resend after the purge is processed again/);
+	expect(olderThan.hint).toMatch(
+		/^Must outlast how long your providers resend: a resend after the purge is processed again/,
+	);
 	expect(olderThan.hint).toContain('30 days');
 });
 

@@ -6,7 +6,11 @@ import { payloadFingerprint } from '../../nodes/Idempotency/key/fingerprint';
 import type { KeyInput, KeyRule } from '../../nodes/Idempotency/key/keyRule';
 
 const sha = (data: string) => createHash('sha256').update(data).digest('hex');
-const webhook = (raw: string | undefined, body: unknown, headers: Record<string, unknown> = {}): KeyInput => ({
+const webhook = (
+	raw: string | undefined,
+	body: unknown,
+	headers: Record<string, unknown> = {},
+): KeyInput => ({
 	json: { headers, body },
 	rawBody: raw === undefined ? undefined : Buffer.from(raw, 'utf8'),
 });
@@ -16,14 +20,49 @@ describe('deriveKey: the seed rule (evt: + body.id, else sha256: of the raw byte
 	const cases: Array<[string, KeyInput, string, string]> = [
 		['string id', webhook('{"id":"evt_1"}', { id: 'evt_1' }), 'evt:evt_1', 'body_id'],
 		['numeric id', webhook('{"id":42}', { id: 42 }), 'evt:42', 'body_id'],
-		['numeric and string ids are the same id', webhook(undefined, { id: '42' }), 'evt:42', 'body_id'],
-		['id with quotes and SQL', webhook(undefined, { id: `x'); DROP TABLE t;--"` }), `evt:x'); DROP TABLE t;--"`, 'body_id'],
+		[
+			'numeric and string ids are the same id',
+			webhook(undefined, { id: '42' }),
+			'evt:42',
+			'body_id',
+		],
+		[
+			'id with quotes and SQL',
+			webhook(undefined, { id: `x'); DROP TABLE t;--"` }),
+			`evt:x'); DROP TABLE t;--"`,
+			'body_id',
+		],
 		['unicode id', webhook(undefined, { id: 'événement-😀' }), 'evt:événement-😀', 'body_id'],
-		['no id: hash of the exact raw bytes', webhook('{"a": 1}', { a: 1 }), `sha256:${sha('{"a": 1}')}`, 'raw_body'],
-		['null id counts as no id', webhook('{"id":null,"a":1}', { id: null, a: 1 }), `sha256:${sha('{"id":null,"a":1}')}`, 'raw_body'],
-		['empty-string id counts as no id', webhook('{"id":""}', { id: '' }), `sha256:${sha('{"id":""}')}`, 'raw_body'],
-		['no raw bytes: canonical JSON of the body', webhook(undefined, { b: 2, a: 1 }), `sha256-json:${sha('{"a":1,"b":2}')}`, 'canonical_json'],
-		['array body without bytes', webhook(undefined, [1, 2]), `sha256-json:${sha('[1,2]')}`, 'canonical_json'],
+		[
+			'no id: hash of the exact raw bytes',
+			webhook('{"a": 1}', { a: 1 }),
+			`sha256:${sha('{"a": 1}')}`,
+			'raw_body',
+		],
+		[
+			'null id counts as no id',
+			webhook('{"id":null,"a":1}', { id: null, a: 1 }),
+			`sha256:${sha('{"id":null,"a":1}')}`,
+			'raw_body',
+		],
+		[
+			'empty-string id counts as no id',
+			webhook('{"id":""}', { id: '' }),
+			`sha256:${sha('{"id":""}')}`,
+			'raw_body',
+		],
+		[
+			'no raw bytes: canonical JSON of the body',
+			webhook(undefined, { b: 2, a: 1 }),
+			`sha256-json:${sha('{"a":1,"b":2}')}`,
+			'canonical_json',
+		],
+		[
+			'array body without bytes',
+			webhook(undefined, [1, 2]),
+			`sha256-json:${sha('[1,2]')}`,
+			'canonical_json',
+		],
 		['item without body: the json itself', { json: { id: 'job-7', x: 1 } }, 'evt:job-7', 'body_id'],
 	];
 	it.each(cases)('%s', (_label, input, key, origin) => {
@@ -36,14 +75,22 @@ describe('deriveKey: the seed rule (evt: + body.id, else sha256: of the raw byte
 
 	it('a repeat with a different stripe-signature header keeps the key', () => {
 		const raw = '{"type":"checkout.session.completed","data":{}}';
-		const first = deriveKey(webhook(raw, JSON.parse(raw), { 'stripe-signature': 't=1,v1=aaa' }), AUTO);
-		const retry = deriveKey(webhook(raw, JSON.parse(raw), { 'stripe-signature': 't=2,v1=bbb' }), AUTO);
+		const first = deriveKey(
+			webhook(raw, JSON.parse(raw), { 'stripe-signature': 't=1,v1=aaa' }),
+			AUTO,
+		);
+		const retry = deriveKey(
+			webhook(raw, JSON.parse(raw), { 'stripe-signature': 't=2,v1=bbb' }),
+			AUTO,
+		);
 		expect(retry.key).toBe(first.key);
 		expect(first.key).toMatch(/^sha256:[0-9a-f]{64}$/);
 	});
 
 	it('whitespace differences change a raw-bytes key but not a canonical-JSON key', () => {
-		expect(deriveKey(webhook('{"a":1}', { a: 1 }), AUTO).key).not.toBe(deriveKey(webhook('{ "a": 1 }', { a: 1 }), AUTO).key);
+		expect(deriveKey(webhook('{"a":1}', { a: 1 }), AUTO).key).not.toBe(
+			deriveKey(webhook('{ "a": 1 }', { a: 1 }), AUTO).key,
+		);
 		expect(deriveKey(webhook(undefined, { a: 1, b: [1, { d: 1, c: 2 }] }), AUTO).key).toBe(
 			deriveKey(webhook(undefined, { b: [1, { c: 2, d: 1 }], a: 1 }), AUTO).key,
 		);
@@ -76,7 +123,9 @@ describe('deriveKey: the seed rule (evt: + body.id, else sha256: of the raw byte
 	});
 
 	it('hashes an id holding a NUL byte (Postgres text cannot store it)', () => {
-		expect(deriveKey(webhook(undefined, { id: 'a\u0000b' }), AUTO).key).toBe(`evt-sha256:${sha('a\u0000b')}`);
+		expect(deriveKey(webhook(undefined, { id: 'a\u0000b' }), AUTO).key).toBe(
+			`evt-sha256:${sha('a\u0000b')}`,
+		);
 	});
 });
 
@@ -86,7 +135,9 @@ describe('ids that would change on their way through Postgres', () => {
 	it('hashes an id holding a lone surrogate, from its UTF-16 code units, so two such ids never share a key', () => {
 		const high = idKey('evt_\ud800');
 		const low = idKey('evt_\udfff');
-		expect(high.key).toBe(`evt-sha256:${createHash('sha256').update(Buffer.from('evt_\ud800', 'utf16le')).digest('hex')}`);
+		expect(high.key).toBe(
+			`evt-sha256:${createHash('sha256').update(Buffer.from('evt_\ud800', 'utf16le')).digest('hex')}`,
+		);
 		expect(high.hashedLongValue).toBe(true);
 		expect(low.key).not.toBe(high.key);
 		// A well-formed pair is text Postgres stores as is: it stays readable.
@@ -94,11 +145,15 @@ describe('ids that would change on their way through Postgres', () => {
 	});
 
 	it('refuses a scope that is not well-formed text', () => {
-		expect(() => deriveKey({ json: { body: { id: 'x' } } }, AUTO, 'billing\ud800')).toThrow(/the scope/);
+		expect(() => deriveKey({ json: { body: { id: 'x' } } }, AUTO, 'billing\ud800')).toThrow(
+			/the scope/,
+		);
 	});
 
 	it.each([NaN, Infinity, -Infinity])('names %p as not a usable id', (id) => {
-		expect(() => idKey(id)).toThrow(`body.id is ${id}, which is not a usable id (a finite number or a string is)`);
+		expect(() => idKey(id)).toThrow(
+			`body.id is ${id}, which is not a usable id (a finite number or a string is)`,
+		);
 	});
 });
 
@@ -143,8 +198,12 @@ describe('deriveKey: other key sources and scope', () => {
 	});
 
 	it('prefixes the scope so two workflows can each process an event once', () => {
-		expect(deriveKey(webhook(undefined, { id: 'evt_1' }), AUTO, 'billing').key).toBe('billing:evt:evt_1');
-		expect(() => deriveKey(webhook(undefined, { id: 'evt_1' }), AUTO, 'has space')).toThrow(/scope/);
+		expect(deriveKey(webhook(undefined, { id: 'evt_1' }), AUTO, 'billing').key).toBe(
+			'billing:evt:evt_1',
+		);
+		expect(() => deriveKey(webhook(undefined, { id: 'evt_1' }), AUTO, 'has space')).toThrow(
+			/scope/,
+		);
 	});
 });
 

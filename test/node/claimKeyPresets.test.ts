@@ -11,7 +11,12 @@ afterAll(closeAllPools);
 
 const node = new IdempotencyClaim();
 
-function run(items: INodeExecutionData[], keyPreset: string, options: IDataObject, perItem?: (name: string, index: number) => unknown) {
+function run(
+	items: INodeExecutionData[],
+	keyPreset: string,
+	options: IDataObject,
+	perItem?: (name: string, index: number) => unknown,
+) {
 	const context = executeContext(items, {
 		parameters: { keySource: 'preset', keyPreset, claimMode: 'once', options },
 		perItem,
@@ -23,30 +28,60 @@ function run(items: INodeExecutionData[], keyPreset: string, options: IDataObjec
 const keyOf = (item: INodeExecutionData) => (item.json.idempotency as IDataObject).key;
 
 /** A first delivery and its redelivery, as each provider sends them: same event id, new signature. */
-const deliveries: Record<string, { first: INodeExecutionData; again: INodeExecutionData; key: string }> = {
+const deliveries: Record<
+	string,
+	{ first: INodeExecutionData; again: INodeExecutionData; key: string }
+> = {
 	stripe: {
-		first: webhookItem('{"id":"evt_1Q","type":"invoice.paid"}', { 'stripe-signature': 't=1,v1=aa' }),
-		again: webhookItem('{"id":"evt_1Q","type":"invoice.paid"}', { 'stripe-signature': 't=2,v1=bb' }),
+		first: webhookItem('{"id":"evt_1Q","type":"invoice.paid"}', {
+			'stripe-signature': 't=1,v1=aa',
+		}),
+		again: webhookItem('{"id":"evt_1Q","type":"invoice.paid"}', {
+			'stripe-signature': 't=2,v1=bb',
+		}),
 		key: 'evt:evt_1Q',
 	},
 	github: {
-		first: webhookItem('{"zen":"x"}', { 'X-GitHub-Delivery': '72d3162e-cc78', 'x-hub-signature-256': 'sha256=aa' }),
-		again: webhookItem('{"zen":"x"}', { 'x-github-delivery': '72d3162e-cc78', 'x-hub-signature-256': 'sha256=aa' }),
+		first: webhookItem('{"zen":"x"}', {
+			'X-GitHub-Delivery': '72d3162e-cc78',
+			'x-hub-signature-256': 'sha256=aa',
+		}),
+		again: webhookItem('{"zen":"x"}', {
+			'x-github-delivery': '72d3162e-cc78',
+			'x-hub-signature-256': 'sha256=aa',
+		}),
 		key: 'evt:72d3162e-cc78',
 	},
 	shopify: {
-		first: webhookItem('{"id":820982911946154500}', { 'X-Shopify-Event-Id': '98880550-7158-44d4', 'x-shopify-topic': 'orders/create' }),
-		again: webhookItem('{"id":820982911946154500}', { 'x-shopify-event-id': '98880550-7158-44d4', 'x-shopify-topic': 'orders/create' }),
+		first: webhookItem('{"id":820982911946154500}', {
+			'X-Shopify-Event-Id': '98880550-7158-44d4',
+			'x-shopify-topic': 'orders/create',
+		}),
+		again: webhookItem('{"id":820982911946154500}', {
+			'x-shopify-event-id': '98880550-7158-44d4',
+			'x-shopify-topic': 'orders/create',
+		}),
 		key: 'evt:98880550-7158-44d4',
 	},
 	slack: {
-		first: webhookItem('{"type":"event_callback","event_id":"Ev0PV52K21","event":{"type":"app_mention"}}'),
-		again: webhookItem('{"type":"event_callback","event_id":"Ev0PV52K21","event":{"type":"app_mention"}}', { 'x-slack-retry-num': '1' }),
+		first: webhookItem(
+			'{"type":"event_callback","event_id":"Ev0PV52K21","event":{"type":"app_mention"}}',
+		),
+		again: webhookItem(
+			'{"type":"event_callback","event_id":"Ev0PV52K21","event":{"type":"app_mention"}}',
+			{ 'x-slack-retry-num': '1' },
+		),
 		key: 'evt:Ev0PV52K21',
 	},
 	standardWebhooks: {
-		first: webhookItem('{"type":"user.created"}', { 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W', 'webhook-timestamp': '1' }),
-		again: webhookItem('{"type":"user.created"}', { 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W', 'webhook-timestamp': '2' }),
+		first: webhookItem('{"type":"user.created"}', {
+			'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
+			'webhook-timestamp': '1',
+		}),
+		again: webhookItem('{"type":"user.created"}', {
+			'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
+			'webhook-timestamp': '2',
+		}),
 		key: 'evt:msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
 	},
 	svix: {
@@ -58,18 +93,24 @@ const deliveries: Record<string, { first: INodeExecutionData; again: INodeExecut
 
 describe('Idempotency Claim: provider key presets', () => {
 	it('offers exactly the presets this file tests, each with its advice', () => {
-		const offered = claimProperties.find((property) => property.name === 'keyPreset')!.options!.map((option) => (option as { value: string }).value);
+		const offered = claimProperties
+			.find((property) => property.name === 'keyPreset')!
+			.options!.map((option) => (option as { value: string }).value);
 		expect(offered.sort()).toEqual(Object.keys(deliveries).sort());
-		for (const preset of PROVIDER_KEY_PRESETS) expect(preset.description.length).toBeGreaterThan(10);
+		for (const preset of PROVIDER_KEY_PRESETS)
+			expect(preset.description.length).toBeGreaterThan(10);
 	});
 
-	it.each(Object.entries(deliveries))('%s: the delivery is New, its redelivery (new signature) is a Duplicate', async (preset, { first, again, key }) => {
-		const options = { table: uniqueTableName('preset') };
-		const [created] = await run([first], preset, options);
-		const [, duplicate] = await run([again], preset, options);
-		expect(created.map(keyOf)).toEqual([key]);
-		expect(duplicate.map(keyOf)).toEqual([key]);
-	});
+	it.each(Object.entries(deliveries))(
+		'%s: the delivery is New, its redelivery (new signature) is a Duplicate',
+		async (preset, { first, again, key }) => {
+			const options = { table: uniqueTableName('preset') };
+			const [created] = await run([first], preset, options);
+			const [, duplicate] = await run([again], preset, options);
+			expect(created.map(keyOf)).toEqual([key]);
+			expect(duplicate.map(keyOf)).toEqual([key]);
+		},
+	);
 
 	it('Shopify: one event reaching two subscriptions is claimed once per scope (topic)', async () => {
 		const table = uniqueTableName('preset');
@@ -77,9 +118,14 @@ describe('Idempotency Claim: provider key presets', () => {
 			webhookItem('{"id":1}', { 'x-shopify-event-id': 'ev-shared', 'x-shopify-topic': topic });
 		const items = [event('orders/create'), event('orders/paid'), event('orders/create')];
 		const scopeByTopic = (name: string, index: number) =>
-			name === 'options.scope' ? ((items[index].json.headers as IDataObject)['x-shopify-topic'] as string) : undefined;
+			name === 'options.scope'
+				? ((items[index].json.headers as IDataObject)['x-shopify-topic'] as string)
+				: undefined;
 		const [created, duplicate] = await run(items, 'shopify', { table }, scopeByTopic);
-		expect(created.map(keyOf)).toEqual(['orders/create:evt:ev-shared', 'orders/paid:evt:ev-shared']);
+		expect(created.map(keyOf)).toEqual([
+			'orders/create:evt:ev-shared',
+			'orders/paid:evt:ev-shared',
+		]);
 		expect(duplicate.map(keyOf)).toEqual(['orders/create:evt:ev-shared']);
 		const pool = testPool(1);
 		const { rowCount } = await pool.query(`SELECT 1 FROM ${table}`);
@@ -87,15 +133,15 @@ describe('Idempotency Claim: provider key presets', () => {
 		expect(rowCount).toBe(2);
 	});
 
-	it('a delivery without the preset\'s id is an error naming the item and where the id was looked for', async () => {
-		await expect(run([webhookItem('{"id":"x"}')], 'github', { table: uniqueTableName('preset') })).rejects.toThrow(
-			/^Item 0: no key: header "X-GitHub-Delivery" is missing or empty/,
-		);
+	it("a delivery without the preset's id is an error naming the item and where the id was looked for", async () => {
+		await expect(
+			run([webhookItem('{"id":"x"}')], 'github', { table: uniqueTableName('preset') }),
+		).rejects.toThrow(/^Item 0: no key: header "X-GitHub-Delivery" is missing or empty/);
 	});
 
 	it('an unknown preset is an error naming it', async () => {
-		await expect(run([webhookItem('{"id":"x"}')], 'paypal', { table: uniqueTableName('preset') })).rejects.toThrow(
-			/^Item 0: unknown provider preset "paypal"/,
-		);
+		await expect(
+			run([webhookItem('{"id":"x"}')], 'paypal', { table: uniqueTableName('preset') }),
+		).rejects.toThrow(/^Item 0: unknown provider preset "paypal"/);
 	});
 });

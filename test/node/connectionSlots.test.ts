@@ -13,7 +13,10 @@ const PROCESSES = 3;
 
 let server: RestartablePostgres;
 beforeAll(async () => {
-	server = await RestartablePostgres.start({ max_connections: String(MAX_CONNECTIONS), superuser_reserved_connections: '0' });
+	server = await RestartablePostgres.start({
+		max_connections: String(MAX_CONNECTIONS),
+		superuser_reserved_connections: '0',
+	});
 }, 60_000);
 afterAll(async () => {
 	await closeAllPools();
@@ -34,7 +37,12 @@ const node = new IdempotencyClaim();
 function deliver(process: number, id: string): Promise<INodeExecutionData[][]> {
 	return node.execute.call(
 		executeContext([webhookItem(JSON.stringify({ id }))], {
-			parameters: { keySource: 'auto', claimMode: 'lease', leaseSeconds: 300, options: { table: 'slots' } },
+			parameters: {
+				keySource: 'auto',
+				claimMode: 'lease',
+				leaseSeconds: 300,
+				options: { table: 'slots' },
+			},
 			credentials: processCredentials(process),
 		}),
 	);
@@ -45,15 +53,21 @@ describe('more n8n processes × pool size than the server has connections', () =
 		await deliver(0, 'warm-up');
 		const events = Array.from({ length: 60 }, (_, i) => `evt_slot_${i}`);
 		const firstTry = await Promise.allSettled(events.map((id, i) => deliver(i % PROCESSES, id)));
-		const refused = firstTry.filter((result) => result.status === 'rejected') as PromiseRejectedResult[];
+		const refused = firstTry.filter(
+			(result) => result.status === 'rejected',
+		) as PromiseRejectedResult[];
 		expect(refused.length).toBeGreaterThan(0);
 		for (const { reason } of refused) {
 			expect((reason as Error).message).toMatch(
-				new RegExp(`has no connection slot left .*processes × pool size must stay below the server's max_connections`),
+				new RegExp(
+					`has no connection slot left .*processes × pool size must stay below the server's max_connections`,
+				),
 			);
 		}
 		// The provider retries what failed, one at a time; every event ends claimed once, none lost.
-		let newCount = firstTry.filter((result) => result.status === 'fulfilled' && result.value[0].length === 1).length;
+		let newCount = firstTry.filter(
+			(result) => result.status === 'fulfilled' && result.value[0].length === 1,
+		).length;
 		for (const [i, result] of firstTry.entries()) {
 			if (result.status === 'rejected') {
 				const [fresh, duplicate] = await deliver(i % PROCESSES, events[i]);
@@ -66,7 +80,9 @@ describe('more n8n processes × pool size than the server has connections', () =
 		await closeAllPools(); // the processes' idle connections hold every slot
 		const client = new Client({ connectionString: server.url });
 		await client.connect();
-		const rows = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_slot_%'`);
+		const rows = await client.query<{ n: number }>(
+			`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_slot_%'`,
+		);
 		await client.end();
 		expect(rows.rows[0].n).toBe(events.length);
 	}, 60_000);

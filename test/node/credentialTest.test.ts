@@ -5,13 +5,21 @@ import type { PostgresCredentials } from '../../nodes/Idempotency/transport/post
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 function test(credentials: PostgresCredentials) {
-	const decrypted = { id: '1', name: 'pg', type: 'idempotencyPostgresApi', data: credentials } as unknown as ICredentialsDecrypted;
+	const decrypted = {
+		id: '1',
+		name: 'pg',
+		type: 'idempotencyPostgresApi',
+		data: credentials,
+	} as unknown as ICredentialsDecrypted;
 	return idempotencyPostgresConnectionTest.call({} as ICredentialTestFunctions, decrypted);
 }
 
 describe('credential connection test', () => {
 	it('reports OK for a working server', async () => {
-		expect(await test(testCredentials())).toEqual({ status: 'OK', message: 'Connection successful' });
+		expect(await test(testCredentials())).toEqual({
+			status: 'OK',
+			message: 'Connection successful',
+		});
 	});
 
 	it('names a refused connection', async () => {

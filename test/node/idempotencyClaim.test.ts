@@ -23,23 +23,46 @@ async function run(
 	return node.execute.call(context);
 }
 
-const keysOf = (output: INodeExecutionData[]) => output.map((item) => (item.json.idempotency as IDataObject).key);
+const keysOf = (output: INodeExecutionData[]) =>
+	output.map((item) => (item.json.idempotency as IDataObject).key);
 
 describe('Idempotency Claim node', () => {
 	it('A, A again with another stripe-signature, B → New, Duplicate, New; json and binary pass through', async () => {
 		const table = uniqueTableName('node');
 		const params = { options: { table } };
-		const a = () => webhookItem('{"id":"evt_A","type":"charge.succeeded"}', { 'stripe-signature': `t=${Math.random()}` });
+		const a = () =>
+			webhookItem('{"id":"evt_A","type":"charge.succeeded"}', {
+				'stripe-signature': `t=${Math.random()}`,
+			});
 		const [newA, dupA0] = await run([a()], params);
 		const [newA2, dupA] = await run([a()], params);
 		const [newB, dupB] = await run([webhookItem('{"id":"evt_B"}')], params);
-		expect([newA.length, dupA0.length, newA2.length, dupA.length, newB.length, dupB.length]).toEqual([1, 0, 0, 1, 1, 0]);
+		expect([
+			newA.length,
+			dupA0.length,
+			newA2.length,
+			dupA.length,
+			newB.length,
+			dupB.length,
+		]).toEqual([1, 0, 0, 1, 1, 0]);
 		expect(newA[0].json.body).toEqual({ id: 'evt_A', type: 'charge.succeeded' });
 		expect(newA[0].binary?.data).toBeDefined();
 		expect(newA[0].pairedItem).toEqual({ item: 0 });
-		expect(newA[0].json.idempotency).toMatchObject({ key: 'evt:evt_A', isNew: true, keySource: 'body_id', duplicateKind: null });
-		expect(dupA[0].json.idempotency).toMatchObject({ key: 'evt:evt_A', isNew: false, duplicateKind: 'completed', deliveries: 2 });
-		expect((dupA[0].json.idempotency as IDataObject).firstSeen).toBe((newA[0].json.idempotency as IDataObject).firstSeen);
+		expect(newA[0].json.idempotency).toMatchObject({
+			key: 'evt:evt_A',
+			isNew: true,
+			keySource: 'body_id',
+			duplicateKind: null,
+		});
+		expect(dupA[0].json.idempotency).toMatchObject({
+			key: 'evt:evt_A',
+			isNew: false,
+			duplicateKind: 'completed',
+			deliveries: 2,
+		});
+		expect((dupA[0].json.idempotency as IDataObject).firstSeen).toBe(
+			(newA[0].json.idempotency as IDataObject).firstSeen,
+		);
 		const pool = testPool(1);
 		const rows = await pool.query(`SELECT key FROM ${table} ORDER BY key`);
 		expect(rows.rows.map((r) => r.key)).toEqual(['evt:evt_A', 'evt:evt_B']);
@@ -66,10 +89,26 @@ describe('Idempotency Claim node', () => {
 	it('takes the key from a header, a field, or an expression, with a scope prefix', async () => {
 		const table = uniqueTableName('node');
 		const item = webhookItem('{"data":{"object":{"id":"pi_1"}}}', { 'X-GitHub-Delivery': 'gh-7' });
-		const [byHeader] = await run([item], { keySource: 'header', headerName: 'x-github-delivery', options: { table, scope: 'ci' } });
-		const [byField] = await run([item], { keySource: 'field', fieldPath: 'body.data.object.id', options: { table } });
-		const [byExpression] = await run([item], { keySource: 'expression', keyExpression: 'order-9', options: { table } });
-		expect([...keysOf(byHeader), ...keysOf(byField), ...keysOf(byExpression)]).toEqual(['ci:evt:gh-7', 'evt:pi_1', 'order-9']);
+		const [byHeader] = await run([item], {
+			keySource: 'header',
+			headerName: 'x-github-delivery',
+			options: { table, scope: 'ci' },
+		});
+		const [byField] = await run([item], {
+			keySource: 'field',
+			fieldPath: 'body.data.object.id',
+			options: { table },
+		});
+		const [byExpression] = await run([item], {
+			keySource: 'expression',
+			keyExpression: 'order-9',
+			options: { table },
+		});
+		expect([...keysOf(byHeader), ...keysOf(byField), ...keysOf(byExpression)]).toEqual([
+			'ci:evt:gh-7',
+			'evt:pi_1',
+			'order-9',
+		]);
 	});
 
 	it('refuses an injected table name before sending any SQL', async () => {
@@ -88,45 +127,68 @@ describe('Idempotency Claim node', () => {
 		const pool = testPool(1);
 		const exists = await pool.query('SELECT to_regclass($1) AS t', [table]);
 		// Key derivation fails before the claim: not even the good item was claimed, so a retry of the batch works.
-		if (exists.rows[0].t) expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
+		if (exists.rows[0].t)
+			expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
 		await pool.end();
 	});
 
 	it('with Continue On Fail the bad item carries its error and the others are still claimed', async () => {
-		const items = [webhookItem('{"id":"ok-1"}'), { json: { headers: {}, body: { id: { nested: true } } } }, webhookItem('{"id":"ok-2"}')];
-		const [created] = await run(items, { options: { table: uniqueTableName('node') } }, { continueOnFail: true });
+		const items = [
+			webhookItem('{"id":"ok-1"}'),
+			{ json: { headers: {}, body: { id: { nested: true } } } },
+			webhookItem('{"id":"ok-2"}'),
+		];
+		const [created] = await run(
+			items,
+			{ options: { table: uniqueTableName('node') } },
+			{ continueOnFail: true },
+		);
 		const errors = created.filter((item) => item.json.error);
-		expect(errors).toEqual([{ json: { error: 'Item 1: body.id is an object; an id must be a string or a number' }, pairedItem: { item: 1 } }]);
-		expect(created.filter((item) => !item.json.error).map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 2 }]);
+		expect(errors).toEqual([
+			{
+				json: { error: 'Item 1: body.id is an object; an id must be a string or a number' },
+				pairedItem: { item: 1 },
+			},
+		]);
+		expect(created.filter((item) => !item.json.error).map((item) => item.pairedItem)).toEqual([
+			{ item: 0 },
+			{ item: 2 },
+		]);
 	});
 
 	it('Postgres unreachable: a clear node error and no item on New', async () => {
 		const credentials = testCredentials({ host: '127.0.0.1', port: 1 });
-		const error = await run([webhookItem('{"id":"x"}')], { options: { table: uniqueTableName('node') } }, { credentials }).catch(
-			(e: unknown) => e,
-		);
+		const error = await run(
+			[webhookItem('{"id":"x"}')],
+			{ options: { table: uniqueTableName('node') } },
+			{ credentials },
+		).catch((e: unknown) => e);
 		expect(error).toBeInstanceOf(NodeOperationError);
 		expect((error as Error).message).toMatch(/^Connection refused at 127\.0\.0\.1:1/);
 	});
 
 	it('missing table with creation off: a clear error naming the table and the fix', async () => {
 		const table = uniqueTableName('absent');
-		await expect(run([webhookItem('{"id":"x"}')], { options: { table, createTable: false } })).rejects.toThrow(
-			`table public.${table} does not exist; turn on "Create Table If Missing"`,
-		);
+		await expect(
+			run([webhookItem('{"id":"x"}')], { options: { table, createTable: false } }),
+		).rejects.toThrow(`table public.${table} does not exist; turn on "Create Table If Missing"`);
 	});
 
 	it('permission denied: a clear error, the delivery stays unclaimed', async () => {
 		const admin = testPool(1);
 		const table = uniqueTableName('locked');
 		const role = uniqueTableName('reader');
-		await admin.query(`CREATE TABLE ${table} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+		await admin.query(
+			`CREATE TABLE ${table} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		);
 		await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'reader-pw'`);
 		await admin.query(`GRANT SELECT ON ${table} TO ${role}`);
 		const credentials = testCredentials({ user: role, password: 'reader-pw' });
-		const error = await run([webhookItem('{"id":"x"}')], { options: { table, createTable: false } }, { credentials }).catch(
-			(e: unknown) => e,
-		);
+		const error = await run(
+			[webhookItem('{"id":"x"}')],
+			{ options: { table, createTable: false } },
+			{ credentials },
+		).catch((e: unknown) => e);
 		expect((error as Error).message).toBe(
 			`table public.${table} cannot be used by role "${role}": it lacks INSERT, UPDATE (GRANT INSERT, UPDATE ON "public"."${table}" TO "${role}")`,
 		);
@@ -152,7 +214,9 @@ describe('Idempotency Claim node', () => {
 	});
 
 	it('with a payload fingerprint, a different body under a known key leaves on the third output, Mismatch', async () => {
-		const params = { options: { table: uniqueTableName('node'), payloadFingerprint: 'canonicalJson' } };
+		const params = {
+			options: { table: uniqueTableName('node'), payloadFingerprint: 'canonicalJson' },
+		};
 		const first = await run([webhookItem('{"id":"evt_M","amount":5}')], params);
 		expect(first.map((o) => o.length)).toEqual([1, 0, 0]);
 		const reordered = await run([webhookItem('{ "amount": 5, "id": "evt_M" }')], params);
@@ -163,11 +227,23 @@ describe('Idempotency Claim node', () => {
 	});
 
 	it('with a lease, the result carries a claim id and repeats are in_progress', async () => {
-		const params = { claimMode: 'lease', leaseSeconds: 120, options: { table: uniqueTableName('node') } };
+		const params = {
+			claimMode: 'lease',
+			leaseSeconds: 120,
+			options: { table: uniqueTableName('node') },
+		};
 		const [created] = await run([webhookItem('{"id":"evt_L"}')], params);
 		const [, duplicate] = await run([webhookItem('{"id":"evt_L"}')], params);
-		expect(created[0].json.idempotency).toMatchObject({ isNew: true, status: 'processing', claimId: expect.any(String) });
-		expect(duplicate[0].json.idempotency).toMatchObject({ isNew: false, duplicateKind: 'in_progress', claimId: null });
+		expect(created[0].json.idempotency).toMatchObject({
+			isNew: true,
+			status: 'processing',
+			claimId: expect.any(String),
+		});
+		expect(duplicate[0].json.idempotency).toMatchObject({
+			isNew: false,
+			duplicateKind: 'in_progress',
+			claimId: null,
+		});
 	});
 
 	it('with Count Repeat Deliveries off, a repeat is read-only: the row is not rewritten', async () => {
@@ -178,7 +254,11 @@ describe('Idempotency Claim node', () => {
 		const before = await pool.query(`SELECT xmin::text, deliveries FROM ${table}`);
 		const [, duplicate] = await run([webhookItem('{"id":"evt_R"}')], params);
 		const after = await pool.query(`SELECT xmin::text, deliveries FROM ${table}`);
-		expect(duplicate[0].json.idempotency).toMatchObject({ isNew: false, duplicateKind: 'completed', deliveries: null });
+		expect(duplicate[0].json.idempotency).toMatchObject({
+			isNew: false,
+			duplicateKind: 'completed',
+			deliveries: null,
+		});
 		expect(after.rows).toEqual(before.rows);
 		expect(after.rows[0].deliveries).toBe(1);
 		await pool.end();
@@ -188,26 +268,43 @@ describe('Idempotency Claim node', () => {
 		expect(await run([], { options: { table: 'never_created' } })).toEqual([[], []]);
 	});
 
-	it.each(['once', 'lease'])('an id with a lone surrogate is claimed under its own hashed key and settles normally (%s)', async (claimMode) => {
-		const table = uniqueTableName('surrogate');
-		const params = { claimMode, options: { table } };
-		const [[first]] = await run([webhookItem('{"id":"evt_\\ud800"}')], params);
-		const [, [again]] = await run([webhookItem('{"id":"evt_\\ud800"}')], params);
-		const [[other]] = await run([webhookItem('{"id":"evt_\\udfff"}')], params);
-		expect((first.json.idempotency as IDataObject).key).toMatch(/^evt-sha256:[0-9a-f]{64}$/);
-		expect((again.json.idempotency as IDataObject).key).toBe((first.json.idempotency as IDataObject).key);
-		expect((other.json.idempotency as IDataObject).key).not.toBe((first.json.idempotency as IDataObject).key);
-	});
+	it.each(['once', 'lease'])(
+		'an id with a lone surrogate is claimed under its own hashed key and settles normally (%s)',
+		async (claimMode) => {
+			const table = uniqueTableName('surrogate');
+			const params = { claimMode, options: { table } };
+			const [[first]] = await run([webhookItem('{"id":"evt_\\ud800"}')], params);
+			const [, [again]] = await run([webhookItem('{"id":"evt_\\ud800"}')], params);
+			const [[other]] = await run([webhookItem('{"id":"evt_\\udfff"}')], params);
+			expect((first.json.idempotency as IDataObject).key).toMatch(/^evt-sha256:[0-9a-f]{64}$/);
+			expect((again.json.idempotency as IDataObject).key).toBe(
+				(first.json.idempotency as IDataObject).key,
+			);
+			expect((other.json.idempotency as IDataObject).key).not.toBe(
+				(first.json.idempotency as IDataObject).key,
+			);
+		},
+	);
 
 	it('under "Continue (regular output)" a failed claim stops the node: no unclaimed item may leave on New', async () => {
 		const context = executeContext([webhookItem('{"id":"evt_regular"}')], {
-			parameters: { keySource: 'auto', claimMode: 'once', options: { table: uniqueTableName('regular') } },
+			parameters: {
+				keySource: 'auto',
+				claimMode: 'once',
+				options: { table: uniqueTableName('regular') },
+			},
 			credentials: testCredentials({ host: '127.0.0.1', port: 1 }),
 			onError: 'continueRegularOutput',
 		});
-		await expect(node.execute.call(context)).rejects.toThrow(/^Connection refused at 127\.0\.0\.1:1/);
+		await expect(node.execute.call(context)).rejects.toThrow(
+			/^Connection refused at 127\.0\.0\.1:1/,
+		);
 		const keyless = executeContext([webhookItem('')], {
-			parameters: { keySource: 'auto', claimMode: 'once', options: { table: uniqueTableName('regular') } },
+			parameters: {
+				keySource: 'auto',
+				claimMode: 'once',
+				options: { table: uniqueTableName('regular') },
+			},
 			credentials: testCredentials(),
 			onError: 'continueRegularOutput',
 		});
@@ -223,9 +320,19 @@ describe('Idempotency Claim node', () => {
 		await holder.query('BEGIN');
 		await holder.query(`INSERT INTO ${table} (key) VALUES ('evt:held')`);
 		// The one pooled connection waits on the held row; the next claim cannot get a connection.
-		const waiting = run([webhookItem('{"id":"held"}')], { options: { table } }, { credentials }).catch((e: unknown) => e);
-		const busy = await run([webhookItem('{"id":"evt_other"}')], { options: { table } }, { credentials }).catch((e: unknown) => e);
-		expect((busy as Error).message).toMatch(/^All 1 pooled connections to 127\.0\.0\.1:\d+ stayed busy for 10 s/);
+		const waiting = run(
+			[webhookItem('{"id":"held"}')],
+			{ options: { table } },
+			{ credentials },
+		).catch((e: unknown) => e);
+		const busy = await run(
+			[webhookItem('{"id":"evt_other"}')],
+			{ options: { table } },
+			{ credentials },
+		).catch((e: unknown) => e);
+		expect((busy as Error).message).toMatch(
+			/^All 1 pooled connections to 127\.0\.0\.1:\d+ stayed busy for 10 s/,
+		);
 		await holder.query('ROLLBACK');
 		holder.release();
 		await waiting;
@@ -236,10 +343,14 @@ describe('Idempotency Claim node', () => {
 		const held = await blocker.connect();
 		await held.query('BEGIN');
 		await held.query(`INSERT INTO ${table} (key) VALUES ('evt:slow')`);
-		const slow = await run([webhookItem('{"id":"slow"}')], { options: { table } }, { credentials: testCredentials({ user: timeoutRole, password: 'slow-pw' }) }).catch(
-			(e: unknown) => e,
+		const slow = await run(
+			[webhookItem('{"id":"slow"}')],
+			{ options: { table } },
+			{ credentials: testCredentials({ user: timeoutRole, password: 'slow-pw' }) },
+		).catch((e: unknown) => e);
+		expect((slow as Error).message).toMatch(
+			/cancelled the statement \(canceling statement due to statement timeout\): the database is up/,
 		);
-		expect((slow as Error).message).toMatch(/cancelled the statement \(canceling statement due to statement timeout\): the database is up/);
 		await held.query('ROLLBACK');
 		held.release();
 		await blocker.end();

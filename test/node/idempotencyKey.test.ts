@@ -21,7 +21,12 @@ function claim(items: INodeExecutionData[], table: string) {
 }
 
 /** The Key node after a business step: key and claim id mapped from the claim node's item, as in the template. */
-function settle(operation: 'complete' | 'release', claimed: INodeExecutionData[], table: string, overrideClaimId?: string) {
+function settle(
+	operation: 'complete' | 'release',
+	claimed: INodeExecutionData[],
+	table: string,
+	overrideClaimId?: string,
+) {
 	return keyNode.execute.call(
 		executeContext(claimed, {
 			parameters: { operation, options: { table } },
@@ -42,7 +47,11 @@ describe('Idempotency Key node', () => {
 		const table = uniqueTableName('key');
 		const [created] = await claim([webhookItem('{"id":"evt_C"}')], table);
 		const [[completed]] = await settle('complete', created, table);
-		expect(completed.json.idempotency).toMatchObject({ key: 'evt:evt_C', operation: 'complete', completed: true });
+		expect(completed.json.idempotency).toMatchObject({
+			key: 'evt:evt_C',
+			operation: 'complete',
+			completed: true,
+		});
 		expect(completed.pairedItem).toEqual({ item: 0 });
 		const [, duplicate] = await claim([webhookItem('{"id":"evt_C"}')], table);
 		expect(duplicate[0].json.idempotency).toMatchObject({ duplicateKind: 'completed' });
@@ -63,7 +72,9 @@ describe('Idempotency Key node', () => {
 		const [[result]] = await settle('release', created, table, 'stale-claim-id');
 		expect(result.json.idempotency).toMatchObject({ released: false });
 		const pool = testPool(1);
-		expect((await pool.query(`SELECT status FROM ${table}`)).rows).toEqual([{ status: 'processing' }]);
+		expect((await pool.query(`SELECT status FROM ${table}`)).rows).toEqual([
+			{ status: 'processing' },
+		]);
 		await pool.end();
 	});
 
@@ -80,14 +91,21 @@ describe('Idempotency Key node', () => {
 		const table = uniqueTableName('key');
 		await claim([webhookItem('{"id":"fresh"}')], table);
 		const pool = testPool(1);
-		await pool.query(`INSERT INTO ${table} (key, first_seen) SELECT 'old' || i, now() - interval '40 days' FROM generate_series(1, 12) i`);
+		await pool.query(
+			`INSERT INTO ${table} (key, first_seen) SELECT 'old' || i, now() - interval '40 days' FROM generate_series(1, 12) i`,
+		);
 		const context = executeContext([{ json: {} }, { json: {} }], {
 			parameters: { operation: 'purge', olderThanDays: 30, batchSize: 5, options: { table } },
 			credentials: testCredentials(),
 		});
 		const [[report], ...rest] = await keyNode.execute.call(context);
 		expect(rest).toEqual([]);
-		expect(report.json).toMatchObject({ deleted: 12, batches: 3, olderThanDays: 30, table: `public.${table}` });
+		expect(report.json).toMatchObject({
+			deleted: 12,
+			batches: 3,
+			olderThanDays: 30,
+			table: `public.${table}`,
+		});
 		expect((await pool.query(`SELECT key FROM ${table}`)).rows).toEqual([{ key: 'evt:fresh' }]);
 		await pool.end();
 	});
@@ -95,9 +113,13 @@ describe('Idempotency Key node', () => {
 	it('Release with an empty Claim ID is refused, naming the item; the claim stays', async () => {
 		const table = uniqueTableName('key');
 		const [created] = await claim([webhookItem('{"id":"evt_R"}')], table);
-		await expect(settle('release', created, table, '')).rejects.toThrow(/^Item 0: the Claim ID is empty/);
+		await expect(settle('release', created, table, '')).rejects.toThrow(
+			/^Item 0: the Claim ID is empty/,
+		);
 		const pool = testPool(1);
-		expect((await pool.query(`SELECT status FROM ${table}`)).rows).toEqual([{ status: 'processing' }]);
+		expect((await pool.query(`SELECT status FROM ${table}`)).rows).toEqual([
+			{ status: 'processing' },
+		]);
 		await pool.end();
 	});
 
@@ -107,12 +129,19 @@ describe('Idempotency Key node', () => {
 		const purge = (olderThanDays: unknown) =>
 			keyNode.execute.call(
 				executeContext([{ json: {} }], {
-					parameters: { operation: 'purge', olderThanDays, batchSize: 100, options: { table } } as IDataObject,
+					parameters: {
+						operation: 'purge',
+						olderThanDays,
+						batchSize: 100,
+						options: { table },
+					} as IDataObject,
 					credentials: testCredentials(),
 				}),
 			);
 		const [[report]] = await purge('30');
 		expect(report.json).toMatchObject({ deleted: 0, olderThanDays: 30 });
-		await expect(purge('thirty')).rejects.toThrow('Older Than (Days) must be a number 0 or more, got "thirty"');
+		await expect(purge('thirty')).rejects.toThrow(
+			'Older Than (Days) must be a number 0 or more, got "thirty"',
+		);
 	});
 });

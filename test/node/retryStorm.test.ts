@@ -20,7 +20,9 @@ describe('retry storm: the node template’s logic under retries, failures and k
 		const table = uniqueTableName('storm');
 		const business = uniqueTableName('business_log');
 		const admin = testPool(2);
-		await admin.query(`CREATE TABLE ${business} (id bigserial PRIMARY KEY, event_key text NOT NULL, at timestamptz DEFAULT now())`);
+		await admin.query(
+			`CREATE TABLE ${business} (id bigserial PRIMARY KEY, event_key text NOT NULL, at timestamptz DEFAULT now())`,
+		);
 		const credentials = testCredentials({ maxConnections: 8 });
 		const claimNode = new IdempotencyClaim();
 		const keyNode = new IdempotencyKey();
@@ -28,7 +30,12 @@ describe('retry storm: the node template’s logic under retries, failures and k
 		const claim = (item: INodeExecutionData) =>
 			claimNode.execute.call(
 				executeContext([item], {
-					parameters: { keySource: 'auto', claimMode: 'lease', leaseSeconds: 60, options: { table } },
+					parameters: {
+						keySource: 'auto',
+						claimMode: 'lease',
+						leaseSeconds: 60,
+						options: { table },
+					},
 					credentials,
 				}),
 			);
@@ -36,7 +43,10 @@ describe('retry storm: the node template’s logic under retries, failures and k
 			keyNode.execute.call(
 				executeContext([claimed], {
 					parameters: { operation, options: { table } },
-					perItem: (name) => (name === 'key' || name === 'claimId' ? (claimed.json.idempotency as IDataObject)[name] : undefined),
+					perItem: (name) =>
+						name === 'key' || name === 'claimId'
+							? (claimed.json.idempotency as IDataObject)[name]
+							: undefined,
 					credentials,
 				}),
 			);
@@ -53,7 +63,15 @@ describe('retry storm: the node template’s logic under retries, failures and k
 			const j = Math.floor(random() * (i + 1));
 			[queue[i], queue[j]] = [queue[j], queue[i]];
 		}
-		const stats = { deliveries: deliveryCount, attempts: 0, processed: 0, completedDuplicates: 0, inProgressRetries: 0, businessFailures: 0, errorRetries: 0 };
+		const stats = {
+			deliveries: deliveryCount,
+			attempts: 0,
+			processed: 0,
+			completedDuplicates: 0,
+			inProgressRetries: 0,
+			businessFailures: 0,
+			errorRetries: 0,
+		};
 		const businessPool = testPool(4);
 		let killedConnections = 0;
 		const killAt = Math.floor(deliveryCount / 2);
@@ -68,7 +86,9 @@ describe('retry storm: the node template’s logic under retries, failures and k
 			}
 			const body = JSON.stringify({ id: `evt_${event}`, type: 'order.paid', n: event });
 			try {
-				const [created, duplicate] = await claim(webhookItem(body, { 'stripe-signature': `t=${stats.attempts}` }));
+				const [created, duplicate] = await claim(
+					webhookItem(body, { 'stripe-signature': `t=${stats.attempts}` }),
+				);
 				if (duplicate.length > 0) {
 					const kind = (duplicate[0].json.idempotency as IDataObject).duplicateKind;
 					if (kind === 'completed') stats.completedDuplicates++;
@@ -78,7 +98,9 @@ describe('retry storm: the node template’s logic under retries, failures and k
 				const claimed = created[0];
 				try {
 					if (random() < FAILURE_RATE) throw new Error('injected business failure');
-					await businessPool.query(`INSERT INTO ${business} (event_key) VALUES ($1)`, [(claimed.json.idempotency as IDataObject).key]);
+					await businessPool.query(`INSERT INTO ${business} (event_key) VALUES ($1)`, [
+						(claimed.json.idempotency as IDataObject).key,
+					]);
 				} catch {
 					stats.businessFailures++;
 					await settle('release', claimed);
@@ -101,16 +123,21 @@ describe('retry storm: the node template’s logic under retries, failures and k
 				const outcomes = await Promise.all(burst.map((event) => deliver(event)));
 				burst.forEach((event, i) => {
 					// Providers retry later, not at once: put the delivery back further down the queue.
-					if (outcomes[i] === 'retry') queue.splice(Math.min(queue.length, WORKERS + Math.floor(random() * 50)), 0, [event]);
+					if (outcomes[i] === 'retry')
+						queue.splice(Math.min(queue.length, WORKERS + Math.floor(random() * 50)), 0, [event]);
 				});
 			}
 		});
 		await Promise.all(workers);
 		const seconds = (Date.now() - started) / 1000;
 
-		const rows = await admin.query(`SELECT count(*)::int AS total, count(DISTINCT event_key)::int AS distinct_keys FROM ${business}`);
-		const claims = await admin.query(`SELECT status, count(*)::int AS n FROM ${table} GROUP BY status`);
-		// eslint-disable-next-line no-console
+		const rows = await admin.query(
+			`SELECT count(*)::int AS total, count(DISTINCT event_key)::int AS distinct_keys FROM ${business}`,
+		);
+		const claims = await admin.query(
+			`SELECT status, count(*)::int AS n FROM ${table} GROUP BY status`,
+		);
+
 		console.log(
 			`retry storm (seed ${seed}): ${JSON.stringify({ ...stats, killedConnections, seconds, businessRows: rows.rows[0], claims: claims.rows })}`,
 		);

@@ -2,8 +2,15 @@
  * The same attacks and mistakes against every preset: each must end in the verdict that names it, and no
  * verdict may ever carry a secret.
  */
-import { verifySignature, type SchemeName, type SchemeSettings } from '../../nodes/WebhookSignature/signature/schemes';
-import type { SignedRequest, SignatureVerdict } from '../../nodes/WebhookSignature/signature/verdict';
+import {
+	verifySignature,
+	type SchemeName,
+	type SchemeSettings,
+} from '../../nodes/WebhookSignature/signature/schemes';
+import type {
+	SignedRequest,
+	SignatureVerdict,
+} from '../../nodes/WebhookSignature/signature/verdict';
 import {
 	newEd25519Pair,
 	standardWebhooksEd25519Headers,
@@ -73,7 +80,10 @@ const presets: Preset[] = [
 		secret: 'gh-secret',
 		otherSecret: 'gh-other',
 		body: BODY,
-		sign: (secret, _t, body) => ({ 'x-hub-signature-256': githubHeader(secret, body), 'x-github-delivery': 'd-1' }),
+		sign: (secret, _t, body) => ({
+			'x-hub-signature-256': githubHeader(secret, body),
+			'x-github-delivery': 'd-1',
+		}),
 		signatureHeader: 'x-hub-signature-256',
 		timestamped: false,
 		emptyList: () => 'sha256=',
@@ -114,7 +124,8 @@ const presets: Preset[] = [
 		secret: ed25519Pair('current').publicKey,
 		otherSecret: ed25519Pair('other').publicKey,
 		body: BODY,
-		sign: (publicKey, t, body) => standardWebhooksEd25519Headers(ed25519PairOf(publicKey), 'msg_3', t, body),
+		sign: (publicKey, t, body) =>
+			standardWebhooksEd25519Headers(ed25519PairOf(publicKey), 'msg_3', t, body),
 		signatureHeader: 'webhook-signature',
 		timestamped: true,
 		emptyList: () => 'v2,c2lnbmF0dXJl',
@@ -135,7 +146,11 @@ const presets: Preset[] = [
 		otherSecret: 'twilio-other-token',
 		body: FORM_BODY,
 		sign: (secret, _t, body) => ({
-			'x-twilio-signature': twilioFormSignature(secret, TWILIO_URL, Object.fromEntries(new URLSearchParams(body))),
+			'x-twilio-signature': twilioFormSignature(
+				secret,
+				TWILIO_URL,
+				Object.fromEntries(new URLSearchParams(body)),
+			),
 		}),
 		signatureHeader: 'x-twilio-signature',
 		timestamped: false,
@@ -157,143 +172,240 @@ const presets: Preset[] = [
 	},
 ];
 
-const settings: SchemeSettings = { nowSeconds: NOW, toleranceSeconds: TOLERANCE, publicUrl: TWILIO_URL, generic: GENERIC };
+const settings: SchemeSettings = {
+	nowSeconds: NOW,
+	toleranceSeconds: TOLERANCE,
+	publicUrl: TWILIO_URL,
+	generic: GENERIC,
+};
 
-describe.each(presets.map((preset) => ({ ...preset, label: preset.label ?? preset.scheme })))('$label', (preset) => {
-	const secrets = { current: preset.secret };
-	const verdicts: SignatureVerdict[] = [];
-	const verify = (request: SignedRequest, secretsUsed: { current: string; previous?: string } = secrets, at = settings) => {
-		const verdict = verifySignature(preset.scheme, request, secretsUsed, at);
-		verdicts.push(verdict);
-		return verdict;
-	};
-	const delivery = (headers: Record<string, string>, body: string | null = preset.body): SignedRequest => ({
-		rawBody: body === null ? undefined : Buffer.from(body),
-		headers: { 'content-type': 'application/json', ...headers },
-	});
-	const genuine = (t = NOW, secret = preset.secret) => preset.sign(secret, t, preset.body);
+describe.each(presets.map((preset) => ({ ...preset, label: preset.label ?? preset.scheme })))(
+	'$label',
+	(preset) => {
+		const secrets = { current: preset.secret };
+		const verdicts: SignatureVerdict[] = [];
+		const verify = (
+			request: SignedRequest,
+			secretsUsed: { current: string; previous?: string } = secrets,
+			at = settings,
+		) => {
+			const verdict = verifySignature(preset.scheme, request, secretsUsed, at);
+			verdicts.push(verdict);
+			return verdict;
+		};
+		const delivery = (
+			headers: Record<string, string>,
+			body: string | null = preset.body,
+		): SignedRequest => ({
+			rawBody: body === null ? undefined : Buffer.from(body),
+			headers: { 'content-type': 'application/json', ...headers },
+		});
+		const genuine = (t = NOW, secret = preset.secret) => preset.sign(secret, t, preset.body);
 
-	afterAll(() => {
-		// Every verdict this preset produced above, valid or not: none names a secret.
-		expect(verdicts.length).toBeGreaterThan(8);
-		const text = JSON.stringify(verdicts);
-		for (const secret of [preset.secret, preset.otherSecret]) expect(text).not.toContain(secret);
-	});
-
-	it('a genuine delivery is valid, signed with the current secret', () => {
-		expect(verify(delivery(genuine()))).toMatchObject({ valid: true, scheme: preset.scheme, secretUsed: 'current' });
-	});
-
-	it('one byte of the body changed → signature_mismatch', () => {
-		const changed = Buffer.from(preset.body);
-		changed[changed.length - 2] ^= 0x01;
-		const verdict = verify({ rawBody: changed, headers: genuine() });
-		expect(verdict).toMatchObject({ valid: false, reason: 'signature_mismatch' });
-	});
-
-	it('signed with another secret → signature_mismatch', () => {
-		expect(verify(delivery(genuine(NOW, preset.otherSecret)))).toMatchObject({ valid: false, reason: 'signature_mismatch' });
-	});
-
-	it('signed with the previous secret during a rotation → valid, and says so', () => {
-		const rotating = { current: preset.otherSecret, previous: preset.secret };
-		expect(verify(delivery(genuine()), rotating)).toMatchObject({ valid: true, secretUsed: 'previous' });
-		// Without the previous secret configured, the same delivery is refused.
-		expect(verify(delivery(genuine()), { current: preset.otherSecret })).toMatchObject({ reason: 'signature_mismatch' });
-	});
-
-	if (preset.timestamped) {
-		it('signed just inside the tolerance, either way → valid', () => {
-			expect(verify(delivery(genuine(NOW - TOLERANCE)))).toMatchObject({ valid: true, timestamp: NOW - TOLERANCE });
-			expect(verify(delivery(genuine(NOW + TOLERANCE)))).toMatchObject({ valid: true, timestamp: NOW + TOLERANCE });
+		afterAll(() => {
+			// Every verdict this preset produced above, valid or not: none names a secret.
+			expect(verdicts.length).toBeGreaterThan(8);
+			const text = JSON.stringify(verdicts);
+			for (const secret of [preset.secret, preset.otherSecret]) expect(text).not.toContain(secret);
 		});
 
-		it('a genuine signature older than the tolerance → stale_timestamp', () => {
-			expect(verify(delivery(genuine(NOW - TOLERANCE - 1)))).toMatchObject({ valid: false, reason: 'stale_timestamp' });
+		it('a genuine delivery is valid, signed with the current secret', () => {
+			expect(verify(delivery(genuine()))).toMatchObject({
+				valid: true,
+				scheme: preset.scheme,
+				secretUsed: 'current',
+			});
 		});
 
-		it('a genuine signature from further in the future than the tolerance → future_timestamp', () => {
-			expect(verify(delivery(genuine(NOW + TOLERANCE + 1)))).toMatchObject({ valid: false, reason: 'future_timestamp' });
+		it('one byte of the body changed → signature_mismatch', () => {
+			const changed = Buffer.from(preset.body);
+			changed[changed.length - 2] ^= 0x01;
+			const verdict = verify({ rawBody: changed, headers: genuine() });
+			expect(verdict).toMatchObject({ valid: false, reason: 'signature_mismatch' });
 		});
 
-		it('the tolerance is a setting', () => {
-			const old = delivery(genuine(NOW - 1000));
-			expect(verify(old, secrets, { ...settings, toleranceSeconds: 1000 })).toMatchObject({ valid: true });
-			expect(verify(old, secrets, { ...settings, toleranceSeconds: 999 })).toMatchObject({ reason: 'stale_timestamp' });
+		it('signed with another secret → signature_mismatch', () => {
+			expect(verify(delivery(genuine(NOW, preset.otherSecret)))).toMatchObject({
+				valid: false,
+				reason: 'signature_mismatch',
+			});
 		});
-	} else {
-		it('signs no timestamp: an old genuine delivery stays valid (the claim stops its replay)', () => {
-			expect(verify(delivery(genuine(NOW - 86_400)))).toMatchObject({ valid: true, timestamp: null });
+
+		it('signed with the previous secret during a rotation → valid, and says so', () => {
+			const rotating = { current: preset.otherSecret, previous: preset.secret };
+			expect(verify(delivery(genuine()), rotating)).toMatchObject({
+				valid: true,
+				secretUsed: 'previous',
+			});
+			// Without the previous secret configured, the same delivery is refused.
+			expect(verify(delivery(genuine()), { current: preset.otherSecret })).toMatchObject({
+				reason: 'signature_mismatch',
+			});
 		});
-	}
 
-	it('the signature header listed twice (Node joins the values with ", ") → malformed_header', () => {
-		const headers = genuine();
-		const twice = { ...headers, [preset.signatureHeader]: `${headers[preset.signatureHeader]}, ${headers[preset.signatureHeader]}` };
-		expect(verify(delivery(twice))).toMatchObject({ valid: false, reason: 'malformed_header', message: expect.stringMatching(/more than once/) });
-		expect(verify({ ...delivery(headers), headers: { ...headers, [preset.signatureHeader]: [headers[preset.signatureHeader], 'x'] } })).toMatchObject({
-			reason: 'malformed_header',
+		if (preset.timestamped) {
+			it('signed just inside the tolerance, either way → valid', () => {
+				expect(verify(delivery(genuine(NOW - TOLERANCE)))).toMatchObject({
+					valid: true,
+					timestamp: NOW - TOLERANCE,
+				});
+				expect(verify(delivery(genuine(NOW + TOLERANCE)))).toMatchObject({
+					valid: true,
+					timestamp: NOW + TOLERANCE,
+				});
+			});
+
+			it('a genuine signature older than the tolerance → stale_timestamp', () => {
+				expect(verify(delivery(genuine(NOW - TOLERANCE - 1)))).toMatchObject({
+					valid: false,
+					reason: 'stale_timestamp',
+				});
+			});
+
+			it('a genuine signature from further in the future than the tolerance → future_timestamp', () => {
+				expect(verify(delivery(genuine(NOW + TOLERANCE + 1)))).toMatchObject({
+					valid: false,
+					reason: 'future_timestamp',
+				});
+			});
+
+			it('the tolerance is a setting', () => {
+				const old = delivery(genuine(NOW - 1000));
+				expect(verify(old, secrets, { ...settings, toleranceSeconds: 1000 })).toMatchObject({
+					valid: true,
+				});
+				expect(verify(old, secrets, { ...settings, toleranceSeconds: 999 })).toMatchObject({
+					reason: 'stale_timestamp',
+				});
+			});
+		} else {
+			it('signs no timestamp: an old genuine delivery stays valid (the claim stops its replay)', () => {
+				expect(verify(delivery(genuine(NOW - 86_400)))).toMatchObject({
+					valid: true,
+					timestamp: null,
+				});
+			});
+		}
+
+		it('the signature header listed twice (Node joins the values with ", ") → malformed_header', () => {
+			const headers = genuine();
+			const twice = {
+				...headers,
+				[preset.signatureHeader]: `${headers[preset.signatureHeader]}, ${headers[preset.signatureHeader]}`,
+			};
+			expect(verify(delivery(twice))).toMatchObject({
+				valid: false,
+				reason: 'malformed_header',
+				message: expect.stringMatching(/more than once/),
+			});
+			expect(
+				verify({
+					...delivery(headers),
+					headers: { ...headers, [preset.signatureHeader]: [headers[preset.signatureHeader], 'x'] },
+				}),
+			).toMatchObject({
+				reason: 'malformed_header',
+			});
 		});
-	});
 
-	it('an empty signature list → malformed_header', () => {
-		const headers = { ...genuine(), [preset.signatureHeader]: preset.emptyList(NOW) };
-		expect(verify(delivery(headers))).toMatchObject({ valid: false, reason: 'malformed_header' });
-	});
+		it('an empty signature list → malformed_header', () => {
+			const headers = { ...genuine(), [preset.signatureHeader]: preset.emptyList(NOW) };
+			expect(verify(delivery(headers))).toMatchObject({ valid: false, reason: 'malformed_header' });
+		});
 
-	it('a malformed signature header → malformed_header', () => {
-		const headers = { ...genuine(), [preset.signatureHeader]: 'not a signature!' };
-		expect(verify(delivery(headers))).toMatchObject({ valid: false, reason: 'malformed_header' });
-	});
+		it('a malformed signature header → malformed_header', () => {
+			const headers = { ...genuine(), [preset.signatureHeader]: 'not a signature!' };
+			expect(verify(delivery(headers))).toMatchObject({ valid: false, reason: 'malformed_header' });
+		});
 
-	it('no signature header → missing_header, naming it', () => {
-		const headers: Record<string, string> = genuine();
-		delete headers[preset.signatureHeader];
-		const verdict = verify(delivery(headers));
-		expect(verdict).toMatchObject({ valid: false, reason: 'missing_header' });
-		expect((verdict as { message: string }).message.toLowerCase()).toContain(preset.signatureHeader);
-	});
+		it('no signature header → missing_header, naming it', () => {
+			const headers: Record<string, string> = genuine();
+			delete headers[preset.signatureHeader];
+			const verdict = verify(delivery(headers));
+			expect(verdict).toMatchObject({ valid: false, reason: 'missing_header' });
+			expect((verdict as { message: string }).message.toLowerCase()).toContain(
+				preset.signatureHeader,
+			);
+		});
 
-	it('no raw body → no_raw_body, saying how to fix it', () => {
-		const verdict = verify(delivery(genuine(), null));
-		expect(verdict).toMatchObject({ valid: false, reason: 'no_raw_body', message: expect.stringMatching(/Raw Body/) });
-	});
+		it('no raw body → no_raw_body, saying how to fix it', () => {
+			const verdict = verify(delivery(genuine(), null));
+			expect(verdict).toMatchObject({
+				valid: false,
+				reason: 'no_raw_body',
+				message: expect.stringMatching(/Raw Body/),
+			});
+		});
 
-	it('header names are case-insensitive', () => {
-		const upper = Object.fromEntries(Object.entries(genuine()).map(([name, value]) => [name.toUpperCase(), value]));
-		expect(verify(delivery(upper))).toMatchObject({ valid: true });
-	});
-});
+		it('header names are case-insensitive', () => {
+			const upper = Object.fromEntries(
+				Object.entries(genuine()).map(([name, value]) => [name.toUpperCase(), value]),
+			);
+			expect(verify(delivery(upper))).toMatchObject({ valid: true });
+		});
+	},
+);
 
 describe('what no preset accepts', () => {
 	it('an unknown scheme → unknown_scheme', () => {
-		const verdict = verifySignature('paypal', { rawBody: Buffer.from('{}'), headers: {} }, { current: 's' }, settings);
-		expect(verdict).toMatchObject({ valid: false, reason: 'unknown_scheme', message: expect.stringMatching(/"paypal"/) });
+		const verdict = verifySignature(
+			'paypal',
+			{ rawBody: Buffer.from('{}'), headers: {} },
+			{ current: 's' },
+			settings,
+		);
+		expect(verdict).toMatchObject({
+			valid: false,
+			reason: 'unknown_scheme',
+			message: expect.stringMatching(/"paypal"/),
+		});
 	});
 
 	it('Stripe: two t= (a header pasted twice without a space) → malformed_header', () => {
 		const header = `${stripeHeader('k', NOW, BODY)},${stripeHeader('k', NOW, BODY)}`;
-		const verdict = verifySignature('stripe', { rawBody: Buffer.from(BODY), headers: { 'stripe-signature': header } }, { current: 'k' }, settings);
-		expect(verdict).toMatchObject({ reason: 'malformed_header', message: expect.stringMatching(/exactly one t=/) });
+		const verdict = verifySignature(
+			'stripe',
+			{ rawBody: Buffer.from(BODY), headers: { 'stripe-signature': header } },
+			{ current: 'k' },
+			settings,
+		);
+		expect(verdict).toMatchObject({
+			reason: 'malformed_header',
+			message: expect.stringMatching(/exactly one t=/),
+		});
 	});
 
 	it('a signature over re-serialised JSON is not the signature over the bytes', () => {
 		const sent = '{ "id": "evt_9",  "type": "order.paid" }';
 		const headers = { 'x-hub-signature-256': githubHeader('k', sent) };
 		const reserialised = Buffer.from(JSON.stringify(JSON.parse(sent)));
-		expect(verifySignature('github', { rawBody: Buffer.from(sent), headers }, { current: 'k' }, settings)).toMatchObject({ valid: true });
-		expect(verifySignature('github', { rawBody: reserialised, headers }, { current: 'k' }, settings)).toMatchObject({
+		expect(
+			verifySignature(
+				'github',
+				{ rawBody: Buffer.from(sent), headers },
+				{ current: 'k' },
+				settings,
+			),
+		).toMatchObject({ valid: true });
+		expect(
+			verifySignature('github', { rawBody: reserialised, headers }, { current: 'k' }, settings),
+		).toMatchObject({
 			reason: 'signature_mismatch',
 		});
 	});
 });
 
 describe('settings that make every delivery unverifiable are configuration errors, without the secret', () => {
-	const request: SignedRequest = { rawBody: Buffer.from(BODY), headers: standardWebhooksHeaders(whsec('x'), 'msg', NOW, BODY) };
+	const request: SignedRequest = {
+		rawBody: Buffer.from(BODY),
+		headers: standardWebhooksHeaders(whsec('x'), 'msg', NOW, BODY),
+	};
 
 	it('a Standard Webhooks secret that is not base64', () => {
 		const secret = 'whsec_not*base64!';
-		expect(() => verifySignature('standardWebhooks', request, { current: secret }, settings)).toThrow(/not a Standard Webhooks secret/);
+		expect(() =>
+			verifySignature('standardWebhooks', request, { current: secret }, settings),
+		).toThrow(/not a Standard Webhooks secret/);
 		try {
 			verifySignature('standardWebhooks', request, { current: secret }, settings);
 		} catch (error) {
@@ -302,7 +414,9 @@ describe('settings that make every delivery unverifiable are configuration error
 	});
 
 	it('Twilio without a public URL', () => {
-		expect(() => verifySignature('twilio', request, { current: 't' }, { ...settings, publicUrl: '' })).toThrow(/public URL/);
+		expect(() =>
+			verifySignature('twilio', request, { current: 't' }, { ...settings, publicUrl: '' }),
+		).toThrow(/public URL/);
 	});
 
 	it.each([
@@ -310,11 +424,15 @@ describe('settings that make every delivery unverifiable are configuration error
 		['{body}.{nonce}', /unknown placeholder/],
 	])('Generic HMAC with Signed Content %s', (signedContent, message) => {
 		const generic = { ...GENERIC, signedContent };
-		expect(() => verifySignature('genericHmac', request, { current: 't' }, { ...settings, generic })).toThrow(message);
+		expect(() =>
+			verifySignature('genericHmac', request, { current: 't' }, { ...settings, generic }),
+		).toThrow(message);
 	});
 
 	it('Generic HMAC with {timestamp} but no Timestamp Header', () => {
 		const generic = { ...GENERIC, timestampHeader: '' };
-		expect(() => verifySignature('genericHmac', request, { current: 't' }, { ...settings, generic })).toThrow(/no Timestamp Header/);
+		expect(() =>
+			verifySignature('genericHmac', request, { current: 't' }, { ...settings, generic }),
+		).toThrow(/no Timestamp Header/);
 	});
 });

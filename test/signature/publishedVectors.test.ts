@@ -2,22 +2,37 @@
  * Each scheme against the vectors its provider (or RFC) publishes: if these pass, the construction is the
  * provider's, not merely consistent with our own signer.
  */
-import { ed25519PublicKey, ed25519VerifiesAny } from '../../nodes/WebhookSignature/signature/ed25519';
+import {
+	ed25519PublicKey,
+	ed25519VerifiesAny,
+} from '../../nodes/WebhookSignature/signature/ed25519';
 import { hmac } from '../../nodes/WebhookSignature/signature/hmac';
-import { verifySignature, type SchemeSettings } from '../../nodes/WebhookSignature/signature/schemes';
+import {
+	verifySignature,
+	type SchemeSettings,
+} from '../../nodes/WebhookSignature/signature/schemes';
 import type { SignedRequest } from '../../nodes/WebhookSignature/signature/verdict';
 import { newEd25519Pair, standardWebhooksEd25519Headers, stripeHeader } from '../support/signers';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
-const at = (nowSeconds: number, extra: Partial<SchemeSettings> = {}): SchemeSettings => ({ nowSeconds, toleranceSeconds: 300, ...extra });
+const at = (nowSeconds: number, extra: Partial<SchemeSettings> = {}): SchemeSettings => ({
+	nowSeconds,
+	toleranceSeconds: 300,
+	...extra,
+});
 
 describe('published vectors', () => {
-	it("GitHub's documented example: secret \"It's a Secret to Everybody\", body \"Hello, World!\"", () => {
+	it('GitHub\'s documented example: secret "It\'s a Secret to Everybody", body "Hello, World!"', () => {
 		const request: SignedRequest = {
 			rawBody: bytes('Hello, World!'),
-			headers: { 'x-hub-signature-256': 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17' },
+			headers: {
+				'x-hub-signature-256':
+					'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
+			},
 		};
-		expect(verifySignature('github', request, { current: "It's a Secret to Everybody" }, at(0))).toEqual({
+		expect(
+			verifySignature('github', request, { current: "It's a Secret to Everybody" }, at(0)),
+		).toEqual({
 			valid: true,
 			scheme: 'github',
 			secretUsed: 'current',
@@ -38,45 +53,82 @@ describe('published vectors', () => {
 			},
 		};
 		const secrets = { current: '8f742231b10e8888abcd99yyyzzz85a5' };
-		expect(verifySignature('slack', request, secrets, at(1531420618))).toMatchObject({ valid: true, timestamp: 1531420618 });
+		expect(verifySignature('slack', request, secrets, at(1531420618))).toMatchObject({
+			valid: true,
+			timestamp: 1531420618,
+		});
 		// The same genuine request five minutes and one second later is a replay.
-		expect(verifySignature('slack', request, secrets, at(1531420618 + 301))).toMatchObject({ valid: false, reason: 'stale_timestamp' });
+		expect(verifySignature('slack', request, secrets, at(1531420618 + 301))).toMatchObject({
+			valid: false,
+			reason: 'stale_timestamp',
+		});
 	});
 
-	it.each(['webhook', 'svix'] as const)("the Standard Webhooks libraries' test vector, with %s-* headers", (prefix) => {
-		const request: SignedRequest = {
-			rawBody: bytes('{"test": 2432232314}'),
-			headers: {
-				[`${prefix}-id`]: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
-				[`${prefix}-timestamp`]: '1614265330',
-				[`${prefix}-signature`]: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-			},
-		};
-		const scheme = prefix === 'svix' ? 'svix' : 'standardWebhooks';
-		const verdict = verifySignature(scheme, request, { current: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }, at(1614265330));
-		expect(verdict).toEqual({ valid: true, scheme, secretUsed: 'current', timestamp: 1614265330 });
-	});
+	it.each(['webhook', 'svix'] as const)(
+		"the Standard Webhooks libraries' test vector, with %s-* headers",
+		(prefix) => {
+			const request: SignedRequest = {
+				rawBody: bytes('{"test": 2432232314}'),
+				headers: {
+					[`${prefix}-id`]: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+					[`${prefix}-timestamp`]: '1614265330',
+					[`${prefix}-signature`]: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+				},
+			};
+			const scheme = prefix === 'svix' ? 'svix' : 'standardWebhooks';
+			const verdict = verifySignature(
+				scheme,
+				request,
+				{ current: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+				at(1614265330),
+			);
+			expect(verdict).toEqual({
+				valid: true,
+				scheme,
+				secretUsed: 'current',
+				timestamp: 1614265330,
+			});
+		},
+	);
 
 	it("Twilio's documented form example (auth token 12345)", () => {
 		const request: SignedRequest = {
-			rawBody: bytes('CallSid=CA1234567890ABCDE&Caller=%2B14158675310&Digits=1234&From=%2B14158675310&To=%2B18005551212'),
+			rawBody: bytes(
+				'CallSid=CA1234567890ABCDE&Caller=%2B14158675310&Digits=1234&From=%2B14158675310&To=%2B18005551212',
+			),
 			headers: { 'x-twilio-signature': 'GvWf1cFY/Q7PnoempGyD5oXAezc=' },
 		};
 		const settings = at(0, { publicUrl: 'https://mycompany.com/myapp.php?foo=1&bar=2' });
-		expect(verifySignature('twilio', request, { current: '12345' }, settings)).toMatchObject({ valid: true, scheme: 'twilio' });
+		expect(verifySignature('twilio', request, { current: '12345' }, settings)).toMatchObject({
+			valid: true,
+			scheme: 'twilio',
+		});
 		// Parameter order in the body does not matter: Twilio signs them sorted by name.
-		const reordered = { ...request, rawBody: bytes('To=%2B18005551212&From=%2B14158675310&Digits=1234&Caller=%2B14158675310&CallSid=CA1234567890ABCDE') };
-		expect(verifySignature('twilio', reordered, { current: '12345' }, settings)).toMatchObject({ valid: true });
+		const reordered = {
+			...request,
+			rawBody: bytes(
+				'To=%2B18005551212&From=%2B14158675310&Digits=1234&Caller=%2B14158675310&CallSid=CA1234567890ABCDE',
+			),
+		};
+		expect(verifySignature('twilio', reordered, { current: '12345' }, settings)).toMatchObject({
+			valid: true,
+		});
 	});
 
 	it("Twilio's JSON (bodySHA256) example from its libraries' tests", () => {
 		const request: SignedRequest = {
 			rawBody: bytes('{"property": "value", "boolean": true}'),
 			headers: { 'x-twilio-signature': 'a9nBmqA0ju/hNViExpshrM61xv4=' },
-			query: { foo: '1', bar: '2', bodySHA256: '0a1ff7634d9ab3b95db5c9a2dfe9416e41502b283a80c7cf19632632f96e6620' },
+			query: {
+				foo: '1',
+				bar: '2',
+				bodySHA256: '0a1ff7634d9ab3b95db5c9a2dfe9416e41502b283a80c7cf19632632f96e6620',
+			},
 		};
 		const settings = at(0, { publicUrl: 'https://mycompany.com/myapp.php?foo=1&bar=2' });
-		expect(verifySignature('twilio', request, { current: '12345' }, settings)).toMatchObject({ valid: true });
+		expect(verifySignature('twilio', request, { current: '12345' }, settings)).toMatchObject({
+			valid: true,
+		});
 		// The URL is genuine but the bytes are not the ones its bodySHA256 names.
 		const swapped = { ...request, rawBody: bytes('{"property": "other", "boolean": true}') };
 		expect(verifySignature('twilio', swapped, { current: '12345' }, settings)).toMatchObject({
@@ -89,14 +141,24 @@ describe('published vectors', () => {
 		const case1 = { key: Buffer.alloc(20, 0x0b), data: 'Hi There' };
 		const case2 = { key: 'Jefe', data: 'what do ya want for nothing?' };
 		it.each([
-			['case 1, SHA-256', case1, 'sha256', 'b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7'],
+			[
+				'case 1, SHA-256',
+				case1,
+				'sha256',
+				'b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7',
+			],
 			[
 				'case 1, SHA-512',
 				case1,
 				'sha512',
 				'87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854',
 			],
-			['case 2, SHA-256', case2, 'sha256', '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843'],
+			[
+				'case 2, SHA-256',
+				case2,
+				'sha256',
+				'5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+			],
 			[
 				'case 2, SHA-512',
 				case2,
@@ -106,13 +168,17 @@ describe('published vectors', () => {
 		] as const)('%s', (_label, { key, data }, algorithm, expected) => {
 			expect(hmac(algorithm, key, [data]).toString('hex')).toBe(expected);
 			// Fed in pieces (as schemes feed prefix and body), the digest is the same.
-			expect(hmac(algorithm, key, [data.slice(0, 3), bytes(data.slice(3))]).toString('hex')).toBe(expected);
+			expect(hmac(algorithm, key, [data.slice(0, 3), bytes(data.slice(3))]).toString('hex')).toBe(
+				expected,
+			);
 		});
 
 		it('case 2 through the Generic HMAC scheme (header, prefix, hex)', () => {
 			const request: SignedRequest = {
 				rawBody: bytes('what do ya want for nothing?'),
-				headers: { 'x-signature': 'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843' },
+				headers: {
+					'x-signature': 'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+				},
 			};
 			const generic = {
 				signatureHeader: 'X-Signature',
@@ -122,16 +188,23 @@ describe('published vectors', () => {
 				timestampHeader: '',
 				signedContent: '{body}',
 			};
-			expect(verifySignature('genericHmac', request, { current: 'Jefe' }, at(0, { generic }))).toMatchObject({ valid: true });
+			expect(
+				verifySignature('genericHmac', request, { current: 'Jefe' }, at(0, { generic })),
+			).toMatchObject({ valid: true });
 		});
 	});
 
 	it("Stripe: a header built exactly per Stripe's documented scheme, and several v1 during a secret roll", () => {
 		const body = '{"id":"evt_1","object":"event","type":"invoice.paid"}';
 		const t = 1_700_000_000;
-		const signed = (header: string): SignedRequest => ({ rawBody: bytes(body), headers: { 'stripe-signature': header } });
+		const signed = (header: string): SignedRequest => ({
+			rawBody: bytes(body),
+			headers: { 'stripe-signature': header },
+		});
 		const secret = 'whsec_stripe_current';
-		expect(verifySignature('stripe', signed(stripeHeader(secret, t, body)), { current: secret }, at(t))).toEqual({
+		expect(
+			verifySignature('stripe', signed(stripeHeader(secret, t, body)), { current: secret }, at(t)),
+		).toEqual({
 			valid: true,
 			scheme: 'stripe',
 			secretUsed: 'current',
@@ -139,7 +212,9 @@ describe('published vectors', () => {
 		});
 		// During a roll Stripe signs with both secrets; a v0 entry (test mode) is ignored.
 		const rolled = `${stripeHeader('whsec_other', t, body, [secret])},v0=deadbeef`;
-		expect(verifySignature('stripe', signed(rolled), { current: secret }, at(t))).toMatchObject({ valid: true });
+		expect(verifySignature('stripe', signed(rolled), { current: secret }, at(t))).toMatchObject({
+			valid: true,
+		});
 	});
 });
 
@@ -173,10 +248,27 @@ describe('Standard Webhooks v1a (Ed25519)', () => {
 		const body = '{"type":"user.created"}';
 		const headers = standardWebhooksEd25519Headers(pair, 'msg_v1a', 1_700_000_000, body);
 		headers['webhook-signature'] = `v1,AAAA ${headers['webhook-signature']}`;
-		const verdict = verifySignature('standardWebhooks', { rawBody: bytes(body), headers }, { current: pair.publicKey }, at(1_700_000_000));
-		expect(verdict).toEqual({ valid: true, scheme: 'standardWebhooks', secretUsed: 'current', timestamp: 1_700_000_000 });
+		const verdict = verifySignature(
+			'standardWebhooks',
+			{ rawBody: bytes(body), headers },
+			{ current: pair.publicKey },
+			at(1_700_000_000),
+		);
+		expect(verdict).toEqual({
+			valid: true,
+			scheme: 'standardWebhooks',
+			secretUsed: 'current',
+			timestamp: 1_700_000_000,
+		});
 		// A whsec_ secret does not accept a v1a entry, and a whpk_ key does not accept v1.
-		expect(verifySignature('standardWebhooks', { rawBody: bytes(body), headers }, { current: 'whsec_AAAA' }, at(1_700_000_000))).toMatchObject({
+		expect(
+			verifySignature(
+				'standardWebhooks',
+				{ rawBody: bytes(body), headers },
+				{ current: 'whsec_AAAA' },
+				at(1_700_000_000),
+			),
+		).toMatchObject({
 			reason: 'signature_mismatch',
 		});
 	});

@@ -33,17 +33,28 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 
 	it('stores keys holding quotes, SQL and unicode verbatim', async () => {
 		const table = await freshClaimTable();
-		const nasty = [`evt:'); DROP TABLE processed_events; --`, 'evt:"quoted"', 'evt:événement 😀', 'evt:\\x00'];
+		const nasty = [
+			`evt:'); DROP TABLE processed_events; --`,
+			'evt:"quoted"',
+			'evt:événement 😀',
+			'evt:\\x00',
+		];
 		expect((await table.claim(nasty)).every((o) => o.won)).toBe(true);
 		expect((await table.claim(nasty)).every((o) => !o.won)).toBe(true);
-		expect((await rowsOf(table.pool, table.ref.qualified)).map((r) => r.key).sort()).toEqual([...nasty].sort());
+		expect((await rowsOf(table.pool, table.ref.qualified)).map((r) => r.key).sort()).toEqual(
+			[...nasty].sort(),
+		);
 	});
 
 	it('keeps working on a seed-shaped table (key, first_seen) without touching it', async () => {
 		const pool = testPool(2);
 		const name = uniqueTableName('seed');
-		await pool.query(`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
-		await pool.query(`INSERT INTO ${name} (key, first_seen) VALUES ('evt:old', now() - interval '2 days')`);
+		await pool.query(
+			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		);
+		await pool.query(
+			`INSERT INTO ${name} (key, first_seen) VALUES ('evt:old', now() - interval '2 days')`,
+		);
 		const table = await freshClaimTable(false, name);
 		expect(table.capabilities).toEqual({ counters: false, leases: false, fingerprint: false });
 		const [old, fresh] = await table.claim(['evt:old', 'evt:new']);
@@ -51,7 +62,10 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 		expect(old.duplicateKind).toBe('completed');
 		expect(old.firstSeen!.getTime()).toBeLessThan(Date.now() - 86_400_000);
 		expect(fresh.won).toBe(true);
-		const columns = await pool.query(`SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY 1`, [name]);
+		const columns = await pool.query(
+			`SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY 1`,
+			[name],
+		);
 		expect(columns.rows.map((r) => r.column_name)).toEqual(['first_seen', 'key']);
 		await pool.end();
 	});
@@ -59,7 +73,9 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 	it('adds the new columns to a seed-shaped table when asked, keeping its rows (old claims are completed)', async () => {
 		const pool = testPool(2);
 		const name = uniqueTableName('seed');
-		await pool.query(`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+		await pool.query(
+			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		);
 		await pool.query(`INSERT INTO ${name} (key) VALUES ('evt:old')`);
 		const table = await freshClaimTable(true, name);
 		expect(table.capabilities).toEqual({ counters: true, leases: true, fingerprint: true });
@@ -72,17 +88,29 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 
 	it('refuses a missing table when creation is off, naming the table and the fix', async () => {
 		const missing = uniqueTableName('missing');
-		await expect(openClaimTable(await poolFor(testCredentials()), tableRef('public', missing), { createIfMissing: false, privileges: [] })).rejects.toThrow(TableError);
-		await expect(openClaimTable(await poolFor(testCredentials()), tableRef('public', missing), { createIfMissing: false, privileges: [] })).rejects.toThrow(
-			`table public.${missing} does not exist; turn on "Create Table If Missing"`,
-		);
+		await expect(
+			openClaimTable(await poolFor(testCredentials()), tableRef('public', missing), {
+				createIfMissing: false,
+				privileges: [],
+			}),
+		).rejects.toThrow(TableError);
+		await expect(
+			openClaimTable(await poolFor(testCredentials()), tableRef('public', missing), {
+				createIfMissing: false,
+				privileges: [],
+			}),
+		).rejects.toThrow(`table public.${missing} does not exist; turn on "Create Table If Missing"`);
 	});
 
 	it('creates the table in another schema, quoted, with an index on first_seen', async () => {
 		const pool = testPool(2);
 		const schema = uniqueTableName('Schema');
 		await pool.query(`CREATE SCHEMA "${schema}"`);
-		const opened = await openClaimTable(await poolFor(testCredentials()), tableRef(schema, 'Mixed_Case'), { createIfMissing: true, privileges: [] });
+		const opened = await openClaimTable(
+			await poolFor(testCredentials()),
+			tableRef(schema, 'Mixed_Case'),
+			{ createIfMissing: true, privileges: [] },
+		);
 		const index = await pool.query(
 			`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'Mixed_Case' AND indexdef LIKE '%(first_seen)%'`,
 			[schema],
@@ -94,8 +122,11 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 });
 
 describe('table names', () => {
-	it.each(['x; DROP TABLE y', 'a"b', 'a.b', '', ' ', '1abc', 'a'.repeat(64), 'tab\tle'])('refuses %j', (name) => {
-		expect(() => tableRef('public', name)).toThrow(/is not allowed/);
-		expect(() => tableRef(name, 'processed_events')).toThrow(/Schema name/);
-	});
+	it.each(['x; DROP TABLE y', 'a"b', 'a.b', '', ' ', '1abc', 'a'.repeat(64), 'tab\tle'])(
+		'refuses %j',
+		(name) => {
+			expect(() => tableRef('public', name)).toThrow(/is not allowed/);
+			expect(() => tableRef(name, 'processed_events')).toThrow(/Schema name/);
+		},
+	);
 });

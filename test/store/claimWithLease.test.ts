@@ -7,7 +7,11 @@ afterAll(closeAllPools);
 // The clock is a parameter of every statement: lease expiry is tested by moving it, never by sleeping.
 const T0 = new Date('2026-01-01T00:00:00Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
-const lease = (seconds: number, leaseSeconds = 60) => ({ mode: 'lease' as const, leaseSeconds, now: at(seconds) });
+const lease = (seconds: number, leaseSeconds = 60) => ({
+	mode: 'lease' as const,
+	leaseSeconds,
+	now: at(seconds),
+});
 
 describe('claim with lease', () => {
 	it('a claim is processing until completed; repeats meanwhile are in_progress, afterwards completed', async () => {
@@ -22,7 +26,12 @@ describe('claim with lease', () => {
 		const completed = await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }]);
 		expect(completed).toEqual([true]);
 		const [after] = await table.claim(['evt:A'], lease(3600));
-		expect(after).toMatchObject({ won: false, duplicateKind: 'completed', status: 'completed', deliveries: 3 });
+		expect(after).toMatchObject({
+			won: false,
+			duplicateKind: 'completed',
+			status: 'completed',
+			deliveries: 3,
+		});
 		const [row] = await rowsOf(table.pool, table.ref.qualified);
 		expect(row).toMatchObject({ status: 'completed', lease_until: null, deliveries: 3 });
 		expect((row.last_seen as Date).toISOString()).toBe(at(3600).toISOString());
@@ -38,10 +47,16 @@ describe('claim with lease', () => {
 		expect(retry).toMatchObject({ won: true, reclaimed: true, status: 'processing' });
 		expect(retry.claimToken).not.toBe(crashed.claimToken);
 
-		const staleRelease = await releaseKeys(table, [{ key: 'evt:A', claimToken: crashed.claimToken }]);
-		const staleComplete = await completeKeys(table, [{ key: 'evt:A', claimToken: crashed.claimToken }]);
+		const staleRelease = await releaseKeys(table, [
+			{ key: 'evt:A', claimToken: crashed.claimToken },
+		]);
+		const staleComplete = await completeKeys(table, [
+			{ key: 'evt:A', claimToken: crashed.claimToken },
+		]);
 		expect([...staleRelease, ...staleComplete]).toEqual([false, false]);
-		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ status: 'processing', claim_token: retry.claimToken }]);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
+			{ status: 'processing', claim_token: retry.claimToken },
+		]);
 	});
 
 	it('release deletes the key so the provider’s next retry is new', async () => {
@@ -66,7 +81,10 @@ describe('claim with lease', () => {
 		const [, done] = await table.claim(['evt:old', 'evt:done'], lease(0));
 		await completeKeys(table, [{ key: 'evt:done', claimToken: done.claimToken }]);
 		await table.claim(['evt:busy'], lease(100));
-		const outcomes = await table.claim(['evt:new', 'evt:busy', 'evt:old', 'evt:done', 'evt:new'], lease(120));
+		const outcomes = await table.claim(
+			['evt:new', 'evt:busy', 'evt:old', 'evt:done', 'evt:new'],
+			lease(120),
+		);
 		expect(outcomes.map((o) => [o.key, o.won, o.duplicateKind])).toEqual([
 			['evt:new', true, null],
 			['evt:busy', false, 'in_progress'],
@@ -120,8 +138,12 @@ describe('who may settle a claim', () => {
 	it('Release after Complete deletes nothing: the next redelivery is a completed duplicate', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
-		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([false]);
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([
+			true,
+		]);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([
+			false,
+		]);
 		const [redelivery] = await table.claim(['evt:A'], lease(10));
 		expect(redelivery).toMatchObject({ won: false, duplicateKind: 'completed' });
 	});
@@ -130,15 +152,21 @@ describe('who may settle a claim', () => {
 		const table = await freshClaimTable();
 		await table.claim(['evt:A'], lease(0));
 		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: null }])).toEqual([false]);
-		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ key: 'evt:A', status: 'processing' }]);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
+			{ key: 'evt:A', status: 'processing' },
+		]);
 	});
 
 	it('a claim-once claim stays releasable by its own holder, and only by it', async () => {
 		const table = await freshClaimTable();
 		const [holder] = await table.claim(['evt:A']);
 		const [other] = await table.claim(['evt:A']);
-		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: other.claimToken }])).toEqual([false]);
-		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: holder.claimToken }])).toEqual([true]);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: other.claimToken }])).toEqual([
+			false,
+		]);
+		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: holder.claimToken }])).toEqual([
+			true,
+		]);
 	});
 
 	it('Complete on a batch holding one key under a stale and the current claim ID reports only the current one', async () => {
@@ -156,8 +184,14 @@ describe('who may settle a claim', () => {
 	it('Complete is safe to repeat after a lost answer: the second attempt reports the key completed', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
-		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([true]);
-		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([{ status: 'completed', claim_token: null }]);
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([
+			true,
+		]);
+		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([
+			true,
+		]);
+		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
+			{ status: 'completed', claim_token: null },
+		]);
 	});
 });

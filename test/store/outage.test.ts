@@ -18,8 +18,19 @@ afterAll(async () => {
 const DOWN_MS = 5_000;
 
 async function table(name: string) {
-	const credentials = { host: '127.0.0.1', port: server.port, database: 'postgres', user: 'postgres', ssl: 'disable' as const };
-	return withClaimHelper(await openClaimTable(await poolFor(credentials), tableRef('public', name), { createIfMissing: true, privileges: [] }));
+	const credentials = {
+		host: '127.0.0.1',
+		port: server.port,
+		database: 'postgres',
+		user: 'postgres',
+		ssl: 'disable' as const,
+	};
+	return withClaimHelper(
+		await openClaimTable(await poolFor(credentials), tableRef('public', name), {
+			createIfMissing: true,
+			privileges: [],
+		}),
+	);
 }
 
 describe('a Postgres restart between the business step and Complete', () => {
@@ -31,7 +42,9 @@ describe('a Postgres restart between the business step and Complete', () => {
 		const completing = completeKeys(claims, [{ key: 'evt:paid', claimToken: claimed.claimToken }]);
 		await restarting;
 		expect(await completing).toEqual([true]);
-		expect(await rowsOf(claims.pool, claims.ref.qualified)).toMatchObject([{ key: 'evt:paid', status: 'completed' }]);
+		expect(await rowsOf(claims.pool, claims.ref.qualified)).toMatchObject([
+			{ key: 'evt:paid', status: 'completed' },
+		]);
 	}, 60_000);
 
 	it('Release rides out the same outage, so a failed business step stays retryable', async () => {

@@ -19,7 +19,10 @@ describe('purge', () => {
 		expect(result).toEqual({ deleted: 25, batches: 3, cutoff: daysAgo(30) });
 		const left = (await rowsOf(table.pool, table.ref.qualified)).map((r) => r.key as string);
 		expect(left.sort()).toEqual(['fresh:1', 'fresh:2', 'fresh:3', 'fresh:4', 'fresh:5']);
-		expect(await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now })).toMatchObject({ deleted: 0, batches: 1 });
+		expect(await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now })).toMatchObject({
+			deleted: 0,
+			batches: 1,
+		});
 	});
 
 	it('never deletes a claim still being worked on, however old its key; expired leases and completed keys go', async () => {

@@ -5,7 +5,10 @@ import { createTableSql } from '../../nodes/Idempotency/store/tableSchema';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { testPool, uniqueTableName } from '../support/database';
 
-const SHIPPED_SQL = readFileSync(join(__dirname, '..', '..', 'workflows', 'processed_events.sql'), 'utf8');
+const SHIPPED_SQL = readFileSync(
+	join(__dirname, '..', '..', 'workflows', 'processed_events.sql'),
+	'utf8',
+);
 
 async function columnsAfter(statements: string[], schema: string) {
 	const pool = testPool(1);
@@ -28,10 +31,22 @@ async function columnsAfter(statements: string[], schema: string) {
 
 describe('workflows/processed_events.sql', () => {
 	it('creates the same processed_events table the node creates', async () => {
-		const byNode = await columnsAfter(createTableSql(tableRef('public', 'processed_events')).map((s) => s.replace('"public".', '')), uniqueTableName('node_ddl'));
+		const byNode = await columnsAfter(
+			createTableSql(tableRef('public', 'processed_events')).map((s) => s.replace('"public".', '')),
+			uniqueTableName('node_ddl'),
+		);
 		const byFile = await columnsAfter([SHIPPED_SQL], uniqueTableName('file_ddl'));
 		expect(byFile).toEqual(byNode);
-		expect(byNode.map((c) => c.column_name)).toEqual(['claim_token', 'deliveries', 'fingerprint', 'first_seen', 'key', 'last_seen', 'lease_until', 'status']);
+		expect(byNode.map((c) => c.column_name)).toEqual([
+			'claim_token',
+			'deliveries',
+			'fingerprint',
+			'first_seen',
+			'key',
+			'last_seen',
+			'lease_until',
+			'status',
+		]);
 	});
 
 	it('upgrades a seed-shaped table without losing a key', async () => {
@@ -46,9 +61,9 @@ describe('workflows/processed_events.sql', () => {
 		);
 		expect(rows).toHaveLength(8);
 		const pool = testPool(1);
-		expect((await pool.query(`SELECT key, status, deliveries FROM ${schema}.processed_events`)).rows).toEqual([
-			{ key: 'evt:kept', status: 'completed', deliveries: 1 },
-		]);
+		expect(
+			(await pool.query(`SELECT key, status, deliveries FROM ${schema}.processed_events`)).rows,
+		).toEqual([{ key: 'evt:kept', status: 'completed', deliveries: 1 }]);
 		await pool.end();
 	});
 });

@@ -1,7 +1,11 @@
 import type { Pool } from 'pg';
 
 import { TableError } from '../../nodes/Idempotency/errors';
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../../nodes/Idempotency/store/claimTable';
+import {
+	openClaimTable,
+	withCurrentTable,
+	type TableNeeds,
+} from '../../nodes/Idempotency/store/claimTable';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { CLAIM_ID_COLUMNS, LEASE_CLAIM_COLUMNS } from '../../nodes/Idempotency/store/tableSchema';
@@ -14,7 +18,11 @@ afterAll(closeAllPools);
 /** A table with only `key` and `first_seen`, as the original claim template creates it. */
 const KEY_AND_FIRST_SEEN = '(key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())';
 
-const lease = (createIfMissing: boolean): TableNeeds => ({ createIfMissing, columns: LEASE_CLAIM_COLUMNS, privileges: [] });
+const lease = (createIfMissing: boolean): TableNeeds => ({
+	createIfMissing,
+	columns: LEASE_CLAIM_COLUMNS,
+	privileges: [],
+});
 const plain = (createIfMissing: boolean): TableNeeds => ({ createIfMissing, privileges: [] });
 
 let admin: Pool;
@@ -24,7 +32,9 @@ beforeAll(() => {
 afterAll(() => admin.end());
 
 async function open(name: string, needs: TableNeeds, credentials = testCredentials()) {
-	return withClaimHelper(await openClaimTable(await poolFor(credentials), tableRef('public', name), needs));
+	return withClaimHelper(
+		await openClaimTable(await poolFor(credentials), tableRef('public', name), needs),
+	);
 }
 
 describe('a pool never acts on a stale picture of the table', () => {
@@ -36,10 +46,20 @@ describe('a pool never acts on a stale picture of the table', () => {
 		const [a, b] = await claimer.claim(['evt:A', 'evt:B'], { mode: 'lease' });
 		expect(a.claimToken).not.toBeNull();
 
-		const settler = await open(name, { createIfMissing: false, columns: CLAIM_ID_COLUMNS, privileges: [] });
-		expect(await completeKeys(settler, [{ key: 'evt:A', claimToken: a.claimToken }])).toEqual([true]);
-		expect(await releaseKeys(settler, [{ key: 'evt:B', claimToken: b.claimToken }])).toEqual([true]);
-		expect(await rowsOf(admin, `"public"."${name}"`)).toMatchObject([{ key: 'evt:A', status: 'completed' }]);
+		const settler = await open(name, {
+			createIfMissing: false,
+			columns: CLAIM_ID_COLUMNS,
+			privileges: [],
+		});
+		expect(await completeKeys(settler, [{ key: 'evt:A', claimToken: a.claimToken }])).toEqual([
+			true,
+		]);
+		expect(await releaseKeys(settler, [{ key: 'evt:B', claimToken: b.claimToken }])).toEqual([
+			true,
+		]);
+		expect(await rowsOf(admin, `"public"."${name}"`)).toMatchObject([
+			{ key: 'evt:A', status: 'completed' },
+		]);
 	});
 
 	it('a table dropped while n8n runs is created again when Create Table If Missing is on', async () => {
@@ -48,16 +68,22 @@ describe('a pool never acts on a stale picture of the table', () => {
 		const table = await open(name, needs);
 		await table.claim(['evt:before']);
 		await admin.query(`DROP TABLE ${name}`);
-		const [after] = await withCurrentTable(table, needs, (current) => withClaimHelper(current).claim(['evt:after']));
+		const [after] = await withCurrentTable(table, needs, (current) =>
+			withClaimHelper(current).claim(['evt:after']),
+		);
 		expect(after.won).toBe(true);
-		expect((await rowsOf(admin, `"public"."${name}"`)).map((row) => row.key)).toEqual(['evt:after']);
+		expect((await rowsOf(admin, `"public"."${name}"`)).map((row) => row.key)).toEqual([
+			'evt:after',
+		]);
 	});
 
 	it('the ALTER TABLE the error recommends takes effect without a restart', async () => {
 		const name = uniqueTableName('altered');
 		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
 		await open(name, plain(false));
-		await expect(open(name, lease(false))).rejects.toThrow(/lacks the columns last_seen, deliveries, status, lease_until, claim_token, fingerprint/);
+		await expect(open(name, lease(false))).rejects.toThrow(
+			/lacks the columns last_seen, deliveries, status, lease_until, claim_token, fingerprint/,
+		);
 		await admin.query(`ALTER TABLE ${name} ${LEASE_COLUMNS_DDL}`);
 		const table = await open(name, lease(false));
 		const [outcome] = await table.claim(['evt:A'], { mode: 'lease' });
@@ -68,9 +94,9 @@ describe('a pool never acts on a stale picture of the table', () => {
 		const name = uniqueTableName('nocheck');
 		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
 		await admin.query(`INSERT INTO ${name} (key) VALUES ('evt:A')`);
-		await expect(open(name, { createIfMissing: false, columns: CLAIM_ID_COLUMNS, privileges: [] })).rejects.toThrow(
-			/lacks the columns status, lease_until, claim_token/,
-		);
+		await expect(
+			open(name, { createIfMissing: false, columns: CLAIM_ID_COLUMNS, privileges: [] }),
+		).rejects.toThrow(/lacks the columns status, lease_until, claim_token/);
 	});
 });
 
@@ -80,8 +106,12 @@ describe('what table preparation refuses and what it leaves alone', () => {
 		['varchar(30)', 'character varying(30)'],
 	])('refuses a key column of type %s, naming the type', async (sqlType, shown) => {
 		const name = uniqueTableName('keytype');
-		await admin.query(`CREATE TABLE ${name} (key ${sqlType} PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
-		await expect(open(name, plain(false))).rejects.toThrow(`has a "key" column of type ${shown}; it must be text`);
+		await admin.query(
+			`CREATE TABLE ${name} (key ${sqlType} PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		);
+		await expect(open(name, plain(false))).rejects.toThrow(
+			`has a "key" column of type ${shown}; it must be text`,
+		);
 		expect((await admin.query(`SELECT count(*)::int AS n FROM ${name}`)).rows[0].n).toBe(0);
 	});
 
@@ -91,7 +121,9 @@ describe('what table preparation refuses and what it leaves alone', () => {
 			`DO $$ BEGIN CREATE COLLATION IF NOT EXISTS idem_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 			 EXCEPTION WHEN unique_violation THEN NULL; END $$`,
 		);
-		await admin.query(`CREATE TABLE ${name} (key text COLLATE idem_ci PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+		await admin.query(
+			`CREATE TABLE ${name} (key text COLLATE idem_ci PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		);
 		await expect(open(name, plain(false))).rejects.toThrow(/nondeterministic collation/);
 	});
 
@@ -101,7 +133,10 @@ describe('what table preparation refuses and what it leaves alone', () => {
 		await open(first, plain(true));
 		await open(second, plain(true));
 		for (const name of [first, second]) {
-			const indexes = await admin.query(`SELECT indexname FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(first_seen)%'`, [name]);
+			const indexes = await admin.query(
+				`SELECT indexname FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(first_seen)%'`,
+				[name],
+			);
 			expect(indexes.rowCount).toBe(1);
 		}
 		// A fresh pool (another n8n worker) prepares a complete table without taking any lock that blocks claims:
@@ -123,12 +158,18 @@ describe('what table preparation refuses and what it leaves alone', () => {
 		await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'app-pw'`);
 		await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${name} TO ${role}`);
 		const credentials = testCredentials({ user: role, password: 'app-pw' });
-		const table = await open(name, { createIfMissing: true, privileges: ['SELECT', 'INSERT', 'UPDATE'] }, credentials);
+		const table = await open(
+			name,
+			{ createIfMissing: true, privileges: ['SELECT', 'INSERT', 'UPDATE'] },
+			credentials,
+		);
 		expect(table.capabilities).toEqual({ counters: false, leases: false, fingerprint: false });
 		const [first, again] = [...(await table.claim(['evt:A'])), ...(await table.claim(['evt:A']))];
 		expect([first.won, again.won]).toEqual([true, false]);
 		// Claim With Lease needs columns this role cannot add: the error says who must add them.
-		await expect(open(name, lease(true), credentials)).rejects.toThrow(/this role does not own the table, so the owner must add them/);
+		await expect(open(name, lease(true), credentials)).rejects.toThrow(
+			/this role does not own the table, so the owner must add them/,
+		);
 	});
 
 	it('a role with no rights on an existing table is told what it lacks, not that the table is missing', async () => {
@@ -137,7 +178,9 @@ describe('what table preparation refuses and what it leaves alone', () => {
 		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
 		await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'nobody-pw'`);
 		const credentials = testCredentials({ user: role, password: 'nobody-pw' });
-		await expect(open(name, { createIfMissing: true, privileges: ['SELECT', 'INSERT'] }, credentials)).rejects.toThrow(
+		await expect(
+			open(name, { createIfMissing: true, privileges: ['SELECT', 'INSERT'] }, credentials),
+		).rejects.toThrow(
 			`table public.${name} cannot be used by role "${role}": it lacks SELECT, INSERT (GRANT SELECT, INSERT ON "public"."${name}" TO "${role}")`,
 		);
 	});
@@ -148,10 +191,12 @@ describe('what table preparation refuses and what it leaves alone', () => {
 		await admin.query(`CREATE SCHEMA ${role}_s`);
 		await admin.query(`GRANT USAGE ON SCHEMA ${role}_s TO ${role}`);
 		const pool = await poolFor(testCredentials({ user: role, password: 'nc-pw' }));
-		await expect(openClaimTable(pool, tableRef(`${role}_s`, 'processed_events'), plain(true))).rejects.toThrow(TableError);
-		await expect(openClaimTable(pool, tableRef(`${role}_s`, 'processed_events'), plain(true))).rejects.toThrow(
-			`needs CREATE on schema ${role}_s`,
-		);
+		await expect(
+			openClaimTable(pool, tableRef(`${role}_s`, 'processed_events'), plain(true)),
+		).rejects.toThrow(TableError);
+		await expect(
+			openClaimTable(pool, tableRef(`${role}_s`, 'processed_events'), plain(true)),
+		).rejects.toThrow(`needs CREATE on schema ${role}_s`);
 	});
 });
 

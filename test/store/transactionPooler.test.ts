@@ -25,9 +25,17 @@ afterAll(async () => {
 });
 
 /** The credential's default settings, pointed at the pooler: users do not know what sits behind a host name. */
-async function throughPooler(name = uniqueTableName('pooled'), createIfMissing = true): Promise<TestClaimTable> {
+async function throughPooler(
+	name = uniqueTableName('pooled'),
+	createIfMissing = true,
+): Promise<TestClaimTable> {
 	const credentials = testCredentials({ host: '127.0.0.1', port: pooler.port });
-	return withClaimHelper(await openClaimTable(await poolFor(credentials), tableRef('public', name), { createIfMissing, privileges: [] }));
+	return withClaimHelper(
+		await openClaimTable(await poolFor(credentials), tableRef('public', name), {
+			createIfMissing,
+			privileges: [],
+		}),
+	);
 }
 
 describe('through a transaction-mode pooler (PgBouncer 1.18, no prepared-statement tracking)', () => {
@@ -43,10 +51,16 @@ describe('through a transaction-mode pooler (PgBouncer 1.18, no prepared-stateme
 		const [leased] = await table.claim(['evt:lease'], { mode: 'lease' });
 		const [busy] = await table.claim(['evt:lease'], { mode: 'lease' });
 		expect([leased.won, busy.duplicateKind]).toEqual([true, 'in_progress']);
-		expect(await completeKeys(table, [{ key: 'evt:lease', claimToken: leased.claimToken }])).toEqual([true]);
+		expect(
+			await completeKeys(table, [{ key: 'evt:lease', claimToken: leased.claimToken }]),
+		).toEqual([true]);
 		const [toRelease] = await table.claim(['evt:release'], { mode: 'lease' });
-		expect(await releaseKeys(table, [{ key: 'evt:release', claimToken: toRelease.claimToken }])).toEqual([true]);
-		await admin.query(`UPDATE ${table.ref.qualified} SET first_seen = now() - interval '40 days' WHERE key LIKE 'evt:1%'`);
+		expect(
+			await releaseKeys(table, [{ key: 'evt:release', claimToken: toRelease.claimToken }]),
+		).toEqual([true]);
+		await admin.query(
+			`UPDATE ${table.ref.qualified} SET first_seen = now() - interval '40 days' WHERE key LIKE 'evt:1%'`,
+		);
 		const purged = await purgeKeys(table, { olderThanDays: 30, batchSize: 25 });
 		expect(purged.deleted).toBe(550);
 		expect((await rowsOf(admin, table.ref.qualified)).length).toBe(20 * 50 + 1 - 550);
@@ -61,11 +75,18 @@ describe('through a transaction-mode pooler (PgBouncer 1.18, no prepared-stateme
 			winnersPerRound.push(outcomes.filter((o) => o.won).length);
 		}
 		expect(winnersPerRound.every((winners) => winners === 1)).toBe(true);
-		const rows = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table.ref.qualified}`);
+		const rows = await admin.query<{ n: number }>(
+			`SELECT count(*)::int AS n FROM ${table.ref.qualified}`,
+		);
 		expect(rows.rows[0].n).toBe(1000);
 		// The pool found the pooler and sends its claims unnamed; a direct pool keeps its prepared statements.
 		expect(usesUnnamedStatements(table.pool)).toBe(true);
-		const direct = withClaimHelper(await openClaimTable(await poolFor(testCredentials()), table.ref, { createIfMissing: false, privileges: [] }));
+		const direct = withClaimHelper(
+			await openClaimTable(await poolFor(testCredentials()), table.ref, {
+				createIfMissing: false,
+				privileges: [],
+			}),
+		);
 		await direct.claim(['evt:direct-1']);
 		await Promise.all(Array.from({ length: 8 }, (_, i) => direct.claim([`evt:direct-${i}`])));
 		expect(usesUnnamedStatements(direct.pool)).toBe(false);
@@ -73,7 +94,10 @@ describe('through a transaction-mode pooler (PgBouncer 1.18, no prepared-stateme
 });
 
 function claimOne(table: ClaimTable, key: string) {
-	return claimBatch(table, [{ key, fingerprint: null }], { mode: 'once', leaseSeconds: 60, countRepeats: true, token: randomUUID() }).then(
-		([outcome]) => outcome,
-	);
+	return claimBatch(table, [{ key, fingerprint: null }], {
+		mode: 'once',
+		leaseSeconds: 60,
+		countRepeats: true,
+		token: randomUUID(),
+	}).then(([outcome]) => outcome);
 }

@@ -16,8 +16,15 @@ afterAll(() => admin.end());
 
 /** The backends of one pool only, found by asking each of its connections: other tests' connections are left alone. */
 async function backendsOf(pool: Pool): Promise<number[]> {
-	const clients = await Promise.all(Array.from({ length: pool.totalCount || 1 }, () => pool.connect()));
-	const pids = await Promise.all(clients.map(async (client) => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid));
+	const clients = await Promise.all(
+		Array.from({ length: pool.totalCount || 1 }, () => pool.connect()),
+	);
+	const pids = await Promise.all(
+		clients.map(
+			async (client) =>
+				(await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid,
+		),
+	);
 	for (const client of clients) client.release();
 	return pids;
 }
@@ -59,7 +66,9 @@ describe('a killed connection does not fail or double a claim', () => {
 		holder.release();
 		const [outcome] = await pending;
 		expect(outcome.won).toBe(true);
-		expect((await rowsOf(admin, table.ref.qualified)).map((row) => row.key)).toEqual(['evt:blocked']);
+		expect((await rowsOf(admin, table.ref.qualified)).map((row) => row.key)).toEqual([
+			'evt:blocked',
+		]);
 	});
 });
 
@@ -71,31 +80,42 @@ describe('a claim that committed but whose answer was lost', () => {
 	});
 	afterAll(() => proxy.close());
 
-	const throughProxy = () => testCredentials({ host: '127.0.0.1', port: proxy.port, maxConnections: 2 });
+	const throughProxy = () =>
+		testCredentials({ host: '127.0.0.1', port: proxy.port, maxConnections: 2 });
 
-	it.each(['once', 'lease'] as const)('is recognised as this delivery’s own win on a table with claim_token (%s)', async (mode) => {
-		const table = await freshClaimTable(true, uniqueTableName('lost'));
-		const viaProxy = { ...table, pool: await poolFor(throughProxy()) };
-		const key = `evt:lost-${mode}-${uniqueTableName('')}`;
-		proxy.dropAnswerTo(key);
-		const dropped = proxy.dropped;
-		const [outcome] = await withClaimHelper(viaProxy).claim([key], { mode });
-		expect(proxy.dropped).toBe(dropped + 1);
-		expect(outcome).toMatchObject({ won: true, duplicateKind: null });
-		expect(await rowsOf(admin, table.ref.qualified)).toMatchObject([{ key }]);
-	});
+	it.each(['once', 'lease'] as const)(
+		'is recognised as this delivery’s own win on a table with claim_token (%s)',
+		async (mode) => {
+			const table = await freshClaimTable(true, uniqueTableName('lost'));
+			const viaProxy = { ...table, pool: await poolFor(throughProxy()) };
+			const key = `evt:lost-${mode}-${uniqueTableName('')}`;
+			proxy.dropAnswerTo(key);
+			const dropped = proxy.dropped;
+			const [outcome] = await withClaimHelper(viaProxy).claim([key], { mode });
+			expect(proxy.dropped).toBe(dropped + 1);
+			expect(outcome).toMatchObject({ won: true, duplicateKind: null });
+			expect(await rowsOf(admin, table.ref.qualified)).toMatchObject([{ key }]);
+		},
+	);
 
 	it('fails the execution instead of calling it a duplicate on a key/first_seen table left as it is', async () => {
 		const name = uniqueTableName('lostnotoken');
-		await admin.query(`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`);
+		await admin.query(
+			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		);
 		const table = await freshClaimTable(false, name);
 		const viaProxy = { ...table, pool: await poolFor(throughProxy()) };
 		const key = `evt:lost-${uniqueTableName('')}`;
 		proxy.dropAnswerTo(key);
 		const claimed = withClaimHelper(viaProxy).claim([key, 'evt:also-new']);
 		await expect(claimed).rejects.toThrow(ClaimError);
-		await expect(claimed).rejects.toThrow(/cannot tell whether keys "evt:lost-.*", "evt:also-new" were claimed by this delivery's lost attempt/);
+		await expect(claimed).rejects.toThrow(
+			/cannot tell whether keys "evt:lost-.*", "evt:also-new" were claimed by this delivery's lost attempt/,
+		);
 		// What the lost attempt committed stays: without a claim_token nobody can tell whose it is (README says so).
-		expect((await rowsOf(admin, `"public"."${name}"`)).map((row) => row.key)).toEqual(['evt:also-new', key]);
+		expect((await rowsOf(admin, `"public"."${name}"`)).map((row) => row.key)).toEqual([
+			'evt:also-new',
+			key,
+		]);
 	});
 });

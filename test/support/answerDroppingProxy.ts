@@ -20,10 +20,10 @@ export class AnswerDroppingProxy {
 	) {}
 
 	static async start(target: { host: string; port: number }): Promise<AnswerDroppingProxy> {
-		let proxy: AnswerDroppingProxy | undefined;
-		const server = createServer((client) => proxy!.relay(client, target));
+		const server = createServer();
 		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-		proxy = new AnswerDroppingProxy(server, (server.address() as { port: number }).port);
+		const proxy = new AnswerDroppingProxy(server, (server.address() as { port: number }).port);
+		server.on('connection', (client) => proxy.relay(client, target));
 		return proxy;
 	}
 

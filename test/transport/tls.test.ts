@@ -1,13 +1,26 @@
-import type { ICredentialsDecrypted, ICredentialTestFunctions, IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type {
+	ICredentialsDecrypted,
+	ICredentialTestFunctions,
+	IDataObject,
+	INodeExecutionData,
+} from 'n8n-workflow';
 import { Client } from 'pg';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { idempotencyPostgresConnectionTest } from '../../nodes/Idempotency/methods/credentialTest';
-import { closeAllPools, openPoolCount, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import {
+	closeAllPools,
+	openPoolCount,
+	poolFor,
+} from '../../nodes/Idempotency/transport/poolRegistry';
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import { uniqueTableName } from '../support/database';
 import { executeContext, webhookItem } from '../support/executeContext';
-import { startPostgresWithoutTls, startTlsOnlyPostgres, type TlsPostgres } from '../support/tlsPostgres';
+import {
+	startPostgresWithoutTls,
+	startTlsOnlyPostgres,
+	type TlsPostgres,
+} from '../support/tlsPostgres';
 
 let server: TlsPostgres;
 let plainServer: TlsPostgres;
@@ -21,7 +34,10 @@ afterAll(async () => {
 	await Promise.all([server?.stop(), plainServer?.stop()]);
 });
 
-function credentials(overrides: Partial<PostgresCredentials> = {}, on: TlsPostgres = server): PostgresCredentials {
+function credentials(
+	overrides: Partial<PostgresCredentials> = {},
+	on: TlsPostgres = server,
+): PostgresCredentials {
 	return {
 		host: '127.0.0.1',
 		port: on.port,
@@ -37,7 +53,11 @@ function credentials(overrides: Partial<PostgresCredentials> = {}, on: TlsPostgr
 const node = new IdempotencyClaim();
 
 /** One delivery of event `id` through the Claim node; resolves to [New, Duplicate] outputs. */
-async function claim(using: PostgresCredentials, table: string, id: string): Promise<INodeExecutionData[][]> {
+async function claim(
+	using: PostgresCredentials,
+	table: string,
+	id: string,
+): Promise<INodeExecutionData[][]> {
 	const context = executeContext([webhookItem(`{"id":"${id}"}`)], {
 		parameters: { keySource: 'auto', claimMode: 'once', options: { table } },
 		credentials: using,
@@ -46,18 +66,28 @@ async function claim(using: PostgresCredentials, table: string, id: string): Pro
 }
 
 function connectionTest(using: PostgresCredentials) {
-	const decrypted = { id: '1', name: 'pg', type: 'idempotencyPostgresApi', data: using } as unknown as ICredentialsDecrypted;
+	const decrypted = {
+		id: '1',
+		name: 'pg',
+		type: 'idempotencyPostgresApi',
+		data: using,
+	} as unknown as ICredentialsDecrypted;
 	return idempotencyPostgresConnectionTest.call({} as ICredentialTestFunctions, decrypted);
 }
 
 /** What the server holds, read over a verified TLS connection of the test's own. */
 async function keysIn(table: string, on: TlsPostgres = server): Promise<string[] | null> {
-	const client = new Client({ ...credentials({}, on), ssl: on === server ? { ca: server.caPem } : false });
+	const client = new Client({
+		...credentials({}, on),
+		ssl: on === server ? { ca: server.caPem } : false,
+	});
 	await client.connect();
 	try {
 		const exists = await client.query('SELECT to_regclass($1) AS t', [table]);
 		if (exists.rows[0].t === null) return null;
-		return (await client.query(`SELECT key FROM ${table} ORDER BY key`)).rows.map((row) => row.key as string);
+		return (await client.query(`SELECT key FROM ${table} ORDER BY key`)).rows.map(
+			(row) => row.key as string,
+		);
 	} finally {
 		await client.end();
 	}
@@ -74,7 +104,11 @@ async function poolUsesTls(using: PostgresCredentials): Promise<boolean> {
  * The node's claim fails with `reason` and claims nothing; Test fails with the same reason, followed by the
  * driver's own words.
  */
-async function expectNodeAndTestToFail(using: PostgresCredentials, reason: string, on: TlsPostgres = server): Promise<void> {
+async function expectNodeAndTestToFail(
+	using: PostgresCredentials,
+	reason: string,
+	on: TlsPostgres = server,
+): Promise<void> {
 	const table = uniqueTableName('tls');
 	await expect(claim(using, table, 'evt_refused')).rejects.toThrow(reason);
 	const tested = await connectionTest(using);
@@ -83,7 +117,8 @@ async function expectNodeAndTestToFail(using: PostgresCredentials, reason: strin
 	expect(await keysIn(table, on)).toBeNull();
 }
 
-const newKeys = (outputs: INodeExecutionData[][]) => outputs[0].map((item) => (item.json.idempotency as IDataObject).key);
+const newKeys = (outputs: INodeExecutionData[][]) =>
+	outputs[0].map((item) => (item.json.idempotency as IDataObject).key);
 
 describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made for the test', () => {
 	it('Require with the CA pasted: the claim writes its row over a verified TLS connection, and Test says OK', async () => {
@@ -98,10 +133,18 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 	it('the CA pasted into a single-line field (line breaks dropped), or JSON-escaped, still verifies', async () => {
 		const flattened = server.caPem.replace(/\r?\n/g, '');
 		const escaped = server.caPem.replace(/\r?\n/g, '\\n');
-		expect(await connectionTest(credentials({ caCertificate: flattened }))).toEqual({ status: 'OK', message: 'Connection successful' });
-		expect(await connectionTest(credentials({ caCertificate: escaped }))).toEqual({ status: 'OK', message: 'Connection successful' });
+		expect(await connectionTest(credentials({ caCertificate: flattened }))).toEqual({
+			status: 'OK',
+			message: 'Connection successful',
+		});
+		expect(await connectionTest(credentials({ caCertificate: escaped }))).toEqual({
+			status: 'OK',
+			message: 'Connection successful',
+		});
 		const table = uniqueTableName('tls');
-		expect(newKeys(await claim(credentials({ caCertificate: flattened }), table, 'evt_flat'))).toEqual(['evt:evt_flat']);
+		expect(
+			newKeys(await claim(credentials({ caCertificate: flattened }), table, 'evt_flat')),
+		).toEqual(['evt:evt_flat']);
 	});
 
 	it('Require with Ignore SSL Issues: the claim goes through over TLS without checking the certificate', async () => {
@@ -128,27 +171,33 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 	});
 
 	it('text that is no usable certificate is refused before connecting, naming the field and the problem', async () => {
-		const [, body] = /-----BEGIN CERTIFICATE-----\n([\s\S]*)-----END CERTIFICATE-----/.exec(server.caPem)!;
+		const [, body] = /-----BEGIN CERTIFICATE-----\n([\s\S]*)-----END CERTIFICATE-----/.exec(
+			server.caPem,
+		)!;
 		const damaged = `-----BEGIN CERTIFICATE-----\n${body.slice(0, 40)}\n-----END CERTIFICATE-----`;
-		const privateKey = '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----';
+		const privateKey =
+			'-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----';
 		expect(await connectionTest(credentials({ caCertificate: 'my-ca.pem' }))).toEqual({
 			status: 'Error',
-			message: 'CA Certificate is not PEM text: paste it from its -----BEGIN … line to its -----END … line',
+			message:
+				'CA Certificate is not PEM text: paste it from its -----BEGIN … line to its -----END … line',
 		});
 		expect(await connectionTest(credentials({ caCertificate: damaged }))).toEqual({
 			status: 'Error',
 			message: 'CA Certificate: its content is damaged (cannot be read)',
 		});
-		expect(await connectionTest(credentials({ caCertificate: `${server.caPem}${damaged}` }))).toEqual({
+		expect(
+			await connectionTest(credentials({ caCertificate: `${server.caPem}${damaged}` })),
+		).toEqual({
 			status: 'Error',
 			message: 'CA Certificate: block 2 of 2 is damaged (cannot be read)',
 		});
 		expect((await connectionTest(credentials({ caCertificate: privateKey }))).message).toBe(
 			'CA Certificate holds a private key: paste the CA certificate (-----BEGIN CERTIFICATE-----) instead',
 		);
-		await expect(claim(credentials({ caCertificate: 'my-ca.pem' }), uniqueTableName('tls'), 'evt_bad_ca')).rejects.toThrow(
-			/^CA Certificate is not PEM text/,
-		);
+		await expect(
+			claim(credentials({ caCertificate: 'my-ca.pem' }), uniqueTableName('tls'), 'evt_bad_ca'),
+		).rejects.toThrow(/^CA Certificate is not PEM text/);
 	});
 
 	it('a host name the certificate does not list fails with the CA pasted, and works with Ignore SSL Issues', async () => {
@@ -158,8 +207,13 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 		expect(tested.message).toMatch(
 			`TLS problem connecting to ${server.unlistedHost}:${server.port}: the server's certificate is not issued for host "${server.unlistedHost}"`,
 		);
-		await expect(claim(wrongHost, uniqueTableName('tls'), 'evt_host')).rejects.toThrow(/is not issued for host "127\.0\.0\.2"/);
-		expect((await connectionTest(credentials({ host: server.unlistedHost, ignoreSslIssues: true }))).status).toBe('OK');
+		await expect(claim(wrongHost, uniqueTableName('tls'), 'evt_host')).rejects.toThrow(
+			/is not issued for host "127\.0\.0\.2"/,
+		);
+		expect(
+			(await connectionTest(credentials({ host: server.unlistedHost, ignoreSslIssues: true })))
+				.status,
+		).toBe('OK');
 	});
 
 	it('Allow: plain TCP is refused, so node and Test both fall back to TLS, and both succeed', async () => {
@@ -169,8 +223,12 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 		expect(newKeys(await claim(using, table, 'evt_allow'))).toEqual(['evt:evt_allow']);
 		expect(await poolUsesTls(using)).toBe(true);
 		// After the fallback, the certificate is checked as under Require.
-		const unverified = await connectionTest(credentials({ ssl: 'allow', caCertificate: server.otherCaPem }));
-		expect(unverified.message).toMatch(/the server's certificate is not signed by the CA Certificate in this credential/);
+		const unverified = await connectionTest(
+			credentials({ ssl: 'allow', caCertificate: server.otherCaPem }),
+		);
+		expect(unverified.message).toMatch(
+			/the server's certificate is not signed by the CA Certificate in this credential/,
+		);
 	});
 
 	it('Disable: node and Test both say the server accepts only TLS and which setting to change', async () => {
@@ -183,7 +241,12 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 
 describe('a user the server authenticates by client certificate', () => {
 	const asCertificateUser = (overrides: Partial<PostgresCredentials> = {}) =>
-		credentials({ user: server.certificateUser, password: '', caCertificate: server.caPem, ...overrides });
+		credentials({
+			user: server.certificateUser,
+			password: '',
+			caCertificate: server.caPem,
+			...overrides,
+		});
 
 	it('with Client Certificate and Client Private Key (pasted on one line), the claim goes through and Test says OK', async () => {
 		const using = asCertificateUser({
@@ -204,20 +267,25 @@ describe('a user the server authenticates by client certificate', () => {
 	});
 
 	it('a half-filled pair, a key of another certificate, or an encrypted key is refused before connecting', async () => {
-		const messageFor = async (overrides: Partial<PostgresCredentials>) => (await connectionTest(asCertificateUser(overrides))).message;
+		const messageFor = async (overrides: Partial<PostgresCredentials>) =>
+			(await connectionTest(asCertificateUser(overrides))).message;
 		expect(await messageFor({ clientCertificate: server.clientCertPem })).toBe(
 			'Client Certificate is set but Client Private Key is empty: paste both',
 		);
 		expect(await messageFor({ clientPrivateKey: server.clientKeyPem })).toBe(
 			'Client Private Key is set but Client Certificate is empty: paste both',
 		);
-		expect(await messageFor({ clientCertificate: server.clientCertPem, clientPrivateKey: server.otherKeyPem })).toBe(
-			'Client Private Key does not belong to Client Certificate',
-		);
 		expect(
 			await messageFor({
 				clientCertificate: server.clientCertPem,
-				clientPrivateKey: '-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIBvTBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----',
+				clientPrivateKey: server.otherKeyPem,
+			}),
+		).toBe('Client Private Key does not belong to Client Certificate');
+		expect(
+			await messageFor({
+				clientCertificate: server.clientCertPem,
+				clientPrivateKey:
+					'-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIBvTBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----',
 			}),
 		).toBe('Client Private Key is encrypted: paste it without a passphrase');
 	});
@@ -242,23 +310,31 @@ describe('a PostgreSQL with TLS off', () => {
 	});
 });
 
-describe('the CA Certificate is part of a pool\'s identity', () => {
+describe("the CA Certificate is part of a pool's identity", () => {
 	beforeEach(closeAllPools);
 
 	it('a pool made without the CA (whose connections fail verification) is not reused once the CA is given', async () => {
 		const table = uniqueTableName('tls');
-		await expect(claim(credentials(), table, 'evt_before')).rejects.toThrow(/not signed by a CA this machine trusts/);
-		expect(newKeys(await claim(credentials({ caCertificate: server.caPem }), table, 'evt_after'))).toEqual(['evt:evt_after']);
+		await expect(claim(credentials(), table, 'evt_before')).rejects.toThrow(
+			/not signed by a CA this machine trusts/,
+		);
+		expect(
+			newKeys(await claim(credentials({ caCertificate: server.caPem }), table, 'evt_after')),
+		).toEqual(['evt:evt_after']);
 		expect(openPoolCount()).toBe(2);
 	});
 
 	it('a pool made with the CA is not reused for the same credential without it, nor for another CA', async () => {
 		const table = uniqueTableName('tls');
-		expect(newKeys(await claim(credentials({ caCertificate: server.caPem }), table, 'evt_1'))).toEqual(['evt:evt_1']);
-		await expect(claim(credentials(), table, 'evt_2')).rejects.toThrow(/not signed by a CA this machine trusts/);
-		await expect(claim(credentials({ caCertificate: server.otherCaPem }), table, 'evt_3')).rejects.toThrow(
-			/not signed by the CA Certificate in this credential/,
+		expect(
+			newKeys(await claim(credentials({ caCertificate: server.caPem }), table, 'evt_1')),
+		).toEqual(['evt:evt_1']);
+		await expect(claim(credentials(), table, 'evt_2')).rejects.toThrow(
+			/not signed by a CA this machine trusts/,
 		);
+		await expect(
+			claim(credentials({ caCertificate: server.otherCaPem }), table, 'evt_3'),
+		).rejects.toThrow(/not signed by the CA Certificate in this credential/);
 		expect(await keysIn(table)).toEqual(['evt:evt_1']);
 	});
 });

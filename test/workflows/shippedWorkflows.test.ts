@@ -139,11 +139,16 @@ describe.each([
 ])('$file: the signature is checked before anything is claimed', ({ file, scheme, keyPreset }) => {
 	const { workflow } = workflows.find((entry) => entry.file === file)!;
 	const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
-	const targets = (from: string, output: number) => (workflow.connections[from]?.main[output] ?? []).map((target) => byName.get(target.node)!);
+	const targets = (from: string, output: number) =>
+		(workflow.connections[from]?.main[output] ?? []).map((target) => byName.get(target.node)!);
 
 	it('Webhook (Raw Body on, answered by a node) feeds only the Webhook Signature node', () => {
 		const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook')!;
-		expect(webhook.parameters).toMatchObject({ httpMethod: 'POST', responseMode: 'responseNode', options: { rawBody: true } });
+		expect(webhook.parameters).toMatchObject({
+			httpMethod: 'POST',
+			responseMode: 'responseNode',
+			options: { rawBody: true },
+		});
 		expect(workflow.connections[webhook.name].main).toHaveLength(1);
 		expect(targets(webhook.name, 0).map((node) => node.type)).toEqual([SIGNATURE_NODE]);
 	});
@@ -162,7 +167,11 @@ describe.each([
 	it('nothing else reaches the claim: every path to it passes Valid', () => {
 		const claim = workflow.nodes.find((node) => node.type === CLAIM_NODE)!;
 		const feeders = Object.entries(workflow.connections).flatMap(([from, { main }]) =>
-			main.flatMap((targetsOfOutput, output) => targetsOfOutput.filter((target) => target.node === claim.name).map(() => ({ from, output }))),
+			main.flatMap((targetsOfOutput, output) =>
+				targetsOfOutput
+					.filter((target) => target.node === claim.name)
+					.map(() => ({ from, output })),
+			),
 		);
 		expect(feeders).toEqual([{ from: 'Webhook Signature', output: 0 }]);
 	});

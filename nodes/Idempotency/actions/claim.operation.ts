@@ -34,21 +34,32 @@ interface KeyedItem {
 /** Derives every item's key, claims them all in one round trip, and routes New / Duplicate (/ Mismatch). */
 export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
-	const fingerprintMode = this.getNodeParameter('options.payloadFingerprint', 0, 'off') as FingerprintMode;
+	const fingerprintMode = this.getNodeParameter(
+		'options.payloadFingerprint',
+		0,
+		'off',
+	) as FingerprintMode;
 	const outputs: INodeExecutionData[][] = fingerprintMode === 'off' ? [[], []] : [[], [], []];
 	if (items.length === 0) return outputs;
 
 	const mode = this.getNodeParameter('claimMode', 0, 'once') as ClaimMode;
 	let leaseSeconds = 0;
 	try {
-		if (mode === 'lease') leaseSeconds = readNumber(this.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', { min: 1 });
+		if (mode === 'lease')
+			leaseSeconds = readNumber(this.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', {
+				min: 1,
+			});
 	} catch (error) {
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
 	const ref = readTableRef(this);
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
 	const countRepeats = this.getNodeParameter('options.countRepeats', 0, true) as boolean;
-	const binaryPropertyName = this.getNodeParameter('options.binaryPropertyName', 0, 'data') as string;
+	const binaryPropertyName = this.getNodeParameter(
+		'options.binaryPropertyName',
+		0,
+		'data',
+	) as string;
 
 	const keyed: KeyedItem[] = [];
 	for (let index = 0; index < items.length; index++) {
@@ -56,7 +67,8 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			const json = items[index].json as Record<string, unknown>;
 			const rule = readKeyRule(this, index);
 			// The bytes are read (from n8n's binary store) only when the key or the fingerprint needs them.
-			const needsBytes = fingerprintMode === 'rawBody' || (rule.source === 'auto' && !hasEventId(json));
+			const needsBytes =
+				fingerprintMode === 'rawBody' || (rule.source === 'auto' && !hasEventId(json));
 			const rawBody =
 				needsBytes && items[index].binary?.[binaryPropertyName]
 					? await this.helpers.getBinaryDataBuffer(index, binaryPropertyName)
@@ -70,7 +82,8 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			});
 		} catch (error) {
 			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!continuesOnErrorOutput(this)) throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			if (!continuesOnErrorOutput(this))
+				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
 			outputs[NEW_OUTPUT].push({ json: { error: message }, pairedItem: { item: index } });
 		}
 	}
@@ -81,15 +94,25 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	const needs: TableNeeds = {
 		createIfMissing: createTable,
 		columns: mode === 'lease' ? LEASE_CLAIM_COLUMNS : [],
-		privileges: countRepeats || mode === 'lease' ? ['SELECT', 'INSERT', 'UPDATE'] : ['SELECT', 'INSERT'],
+		privileges:
+			countRepeats || mode === 'lease' ? ['SELECT', 'INSERT', 'UPDATE'] : ['SELECT', 'INSERT'],
 	};
 	const requests = keyed.map((item) => ({ key: item.derived.key, fingerprint: item.fingerprint }));
 	const options = { mode, leaseSeconds, countRepeats, token: randomUUID() };
 	try {
 		const table = await openClaimTable(await poolFor(credentials), ref, needs);
-		outcomes = await withCurrentTable(table, needs, (current) => claimBatch(current, requests, options));
+		outcomes = await withCurrentTable(table, needs, (current) =>
+			claimBatch(current, requests, options),
+		);
 	} catch (error) {
-		outputs[NEW_OUTPUT].push(...databaseFailure(this, error, credentials, keyed.map((item) => item.index)));
+		outputs[NEW_OUTPUT].push(
+			...databaseFailure(
+				this,
+				error,
+				credentials,
+				keyed.map((item) => item.index),
+			),
+		);
 		return outputs;
 	}
 
@@ -113,7 +136,8 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 }
 
 function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
-	const source = context.getNodeParameter('keySource', index, 'auto') as KeyRule['source'] | 'preset';
+	const source = context.getNodeParameter('keySource', index, 'auto') as
+		KeyRule['source'] | 'preset';
 	switch (source) {
 		case 'header':
 			return { source, headerName: context.getNodeParameter('headerName', index) as string };
@@ -143,7 +167,11 @@ function isoFormatter(): (date: Date | null) => string | null {
 }
 
 /** The small result object each item carries under `idempotency`. */
-function resultObject(derived: DerivedKey, outcome: ClaimOutcome, iso: (date: Date | null) => string | null): IDataObject {
+function resultObject(
+	derived: DerivedKey,
+	outcome: ClaimOutcome,
+	iso: (date: Date | null) => string | null,
+): IDataObject {
 	return {
 		key: derived.key,
 		isNew: outcome.won,

@@ -18,7 +18,9 @@ export function databaseFailure(
 	const message = describeConnectionError(error, credentials);
 	if (!continuesOnErrorOutput(context, regularOutputIsSafe)) {
 		const detail = (error as Error)?.message;
-		throw new NodeOperationError(context.getNode(), message, { description: detail === message ? undefined : detail });
+		throw new NodeOperationError(context.getNode(), message, {
+			description: detail === message ? undefined : detail,
+		});
 	}
 	return itemIndexes.map((index) => ({ json: { error: message }, pairedItem: { item: index } }));
 }
@@ -28,7 +30,10 @@ export function databaseFailure(
  * send an item that was never claimed out of the first output, where the business step runs: for a
  * claim that is never safe, so the claim node stops instead (the error output is the safe setting).
  */
-export function continuesOnErrorOutput(context: IExecuteFunctions, regularOutputIsSafe = false): boolean {
+export function continuesOnErrorOutput(
+	context: IExecuteFunctions,
+	regularOutputIsSafe = false,
+): boolean {
 	if (!context.continueOnFail()) return false;
 	return regularOutputIsSafe || context.getNode().onError !== 'continueRegularOutput';
 }

@@ -1,4 +1,9 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData, type INodeProperties } from 'n8n-workflow';
+import {
+	NodeOperationError,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+} from 'n8n-workflow';
 
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { purgeKeys } from '../store/purgeKeys';
@@ -35,8 +40,14 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 	let olderThanDays: number;
 	let batchSize: number;
 	try {
-		olderThanDays = readNumber(this.getNodeParameter('olderThanDays', 0, 30), 'Older Than (Days)', { min: 0 });
-		batchSize = readNumber(this.getNodeParameter('batchSize', 0, 10000), 'Batch Size', { min: 1, max: 100000, integer: true });
+		olderThanDays = readNumber(this.getNodeParameter('olderThanDays', 0, 30), 'Older Than (Days)', {
+			min: 0,
+		});
+		batchSize = readNumber(this.getNodeParameter('batchSize', 0, 10000), 'Batch Size', {
+			min: 1,
+			max: 100000,
+			integer: true,
+		});
 	} catch (error) {
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
@@ -45,7 +56,9 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 	const needs: TableNeeds = { createIfMissing: false, privileges: ['SELECT', 'DELETE'] };
 	try {
 		const table = await openClaimTable(await poolFor(credentials), ref, needs);
-		const result = await withCurrentTable(table, needs, (current) => purgeKeys(current, { olderThanDays, batchSize }));
+		const result = await withCurrentTable(table, needs, (current) =>
+			purgeKeys(current, { olderThanDays, batchSize }),
+		);
 		return [
 			[
 				{

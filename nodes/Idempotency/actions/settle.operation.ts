@@ -1,4 +1,9 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData, type INodeProperties } from 'n8n-workflow';
+import {
+	NodeOperationError,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+} from 'n8n-workflow';
 
 import { idValueToString } from '../key/deriveKey';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
@@ -33,15 +38,22 @@ export const settleProperties: INodeProperties[] = [
 export type SettleOperation = 'complete' | 'release';
 
 /** Complete (mark done) or Release (delete, so the provider's next retry runs) the claims named by each item. */
-export async function executeSettle(this: IExecuteFunctions, operation: SettleOperation): Promise<INodeExecutionData[][]> {
+export async function executeSettle(
+	this: IExecuteFunctions,
+	operation: SettleOperation,
+): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const out: INodeExecutionData[] = [];
 	const requests: Array<SettleRequest & { index: number }> = [];
 	for (let index = 0; index < items.length; index++) {
 		try {
 			const key = idValueToString(this.getNodeParameter('key', index), 'the key');
-			if (key === undefined) throw new Error('the key is empty; map it from the claim node, e.g. {{ $json.idempotency.key }}');
-			const token = idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID') ?? null;
+			if (key === undefined)
+				throw new Error(
+					'the key is empty; map it from the claim node, e.g. {{ $json.idempotency.key }}',
+				);
+			const token =
+				idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID') ?? null;
 			if (operation === 'release' && token === null) {
 				throw new Error(
 					'the Claim ID is empty. Release deletes a claim only for the execution that holds it: map idempotency.claimId from ' +
@@ -51,7 +63,8 @@ export async function executeSettle(this: IExecuteFunctions, operation: SettleOp
 			requests.push({ index, key, claimToken: token });
 		} catch (error) {
 			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!this.continueOnFail()) throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			if (!this.continueOnFail())
+				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
 			out.push({ json: { error: message }, pairedItem: { item: index } });
 		}
 	}
@@ -60,7 +73,8 @@ export async function executeSettle(this: IExecuteFunctions, operation: SettleOp
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
 	// A claim ID can only be checked where the table keeps one; a table without it is refused, never trusted.
-	const checksClaimIds = operation === 'release' || requests.some((request) => request.claimToken !== null);
+	const checksClaimIds =
+		operation === 'release' || requests.some((request) => request.claimToken !== null);
 	const needs: TableNeeds = {
 		createIfMissing: false,
 		columns: checksClaimIds ? CLAIM_ID_COLUMNS : [],
@@ -72,7 +86,18 @@ export async function executeSettle(this: IExecuteFunctions, operation: SettleOp
 		const settle = operation === 'complete' ? completeKeys : releaseKeys;
 		settled = await withCurrentTable(table, needs, (current) => settle(current, requests));
 	} catch (error) {
-		return [[...out, ...databaseFailure(this, error, credentials, requests.map((r) => r.index), true)]];
+		return [
+			[
+				...out,
+				...databaseFailure(
+					this,
+					error,
+					credentials,
+					requests.map((r) => r.index),
+					true,
+				),
+			],
+		];
 	}
 	requests.forEach((request, position) => {
 		out.push({

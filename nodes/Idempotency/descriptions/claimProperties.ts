@@ -21,8 +21,16 @@ export const claimProperties: INodeProperties[] = [
 			},
 			{ name: 'Expression', value: 'expression', description: 'Any value you compute' },
 			{ name: 'Field', value: 'field', description: 'Any field of the item, by path' },
-			{ name: 'Header', value: 'header', description: 'A delivery-ID header such as Webhook-ID or X-GitHub-Delivery' },
-			{ name: 'Provider Preset', value: 'preset', description: "Where a known provider puts its event's ID (Stripe, GitHub, Shopify, …)" },
+			{
+				name: 'Header',
+				value: 'header',
+				description: 'A delivery-ID header such as Webhook-ID or X-GitHub-Delivery',
+			},
+			{
+				name: 'Provider Preset',
+				value: 'preset',
+				description: "Where a known provider puts its event's ID (Stripe, GitHub, Shopify, …)",
+			},
 		],
 		default: 'auto',
 		hint: "Event ID, Else Body Hash: an event without an ID is keyed by its exact request bytes only when the Webhook node's Raw Body option is on (otherwise by its canonical JSON)",
@@ -31,7 +39,11 @@ export const claimProperties: INodeProperties[] = [
 		displayName: 'Provider',
 		name: 'keyPreset',
 		type: 'options',
-		options: PROVIDER_KEY_PRESETS.map(({ name, value, description }) => ({ name, value, description })),
+		options: PROVIDER_KEY_PRESETS.map(({ name, value, description }) => ({
+			name,
+			value,
+			description,
+		})),
 		default: 'stripe',
 		displayOptions: { show: { keySource: ['preset'] } },
 	},
@@ -41,7 +53,8 @@ export const claimProperties: INodeProperties[] = [
 		type: 'string',
 		default: 'webhook-id',
 		placeholder: 'x-github-delivery',
-		description: 'Case-insensitive. Standard Webhooks: Webhook-ID; Svix: Svix-ID; GitHub: X-GitHub-Delivery; Shopify: X-Shopify-Event-ID.',
+		description:
+			'Case-insensitive. Standard Webhooks: Webhook-ID; Svix: Svix-ID; GitHub: X-GitHub-Delivery; Shopify: X-Shopify-Event-ID.',
 		displayOptions: { show: { keySource: ['header'] } },
 	},
 	{
@@ -71,7 +84,8 @@ export const claimProperties: INodeProperties[] = [
 			{
 				name: 'Claim Once',
 				value: 'once',
-				description: 'INSERT … ON CONFLICT DO NOTHING: the first delivery wins and the claim is final',
+				description:
+					'INSERT … ON CONFLICT DO NOTHING: the first delivery wins and the claim is final',
 			},
 			{
 				name: 'Claim With Lease',
@@ -120,7 +134,8 @@ export const claimProperties: INodeProperties[] = [
 				name: 'createTable',
 				type: 'boolean',
 				default: true,
-				description: 'Whether to create the table, or add missing columns to an existing one, once per connection pool. Never drops or rewrites anything.',
+				description:
+					'Whether to create the table, or add missing columns to an existing one, once per connection pool. Never drops or rewrites anything.',
 			},
 			{
 				displayName: 'Payload Fingerprint',
@@ -131,7 +146,8 @@ export const claimProperties: INodeProperties[] = [
 					{
 						name: 'Canonical JSON',
 						value: 'canonicalJson',
-						description: 'Hash of the body with sorted keys: whitespace and key order do not matter',
+						description:
+							'Hash of the body with sorted keys: whitespace and key order do not matter',
 					},
 					{ name: 'Raw Bytes', value: 'rawBody', description: 'Hash of the exact request bytes' },
 				],

@@ -20,7 +20,9 @@ export function deriveKey(input: KeyInput, rule: KeyRule, scope = ''): DerivedKe
 	const derived = deriveUnscopedKey(input, rule);
 	if (scope === '') return derived;
 	if (!SCOPE_PATTERN.test(scope)) {
-		throw new KeyError(`the scope "${scope}" must be 1–100 characters with no spaces or control characters`);
+		throw new KeyError(
+			`the scope "${scope}" must be 1–100 characters with no spaces or control characters`,
+		);
 	}
 	return { ...derived, key: `${scope}:${derived.key}` };
 }
@@ -53,21 +55,31 @@ function keyFromEventIdOrBody(input: KeyInput): DerivedKey {
 		if (id !== undefined) return prefixedIdKey('evt:', id, 'body_id');
 	}
 	if (input.rawBody && input.rawBody.length > 0) {
-		return { key: `sha256:${sha256Hex(input.rawBody)}`, origin: 'raw_body', hashedLongValue: false };
+		return {
+			key: `sha256:${sha256Hex(input.rawBody)}`,
+			origin: 'raw_body',
+			hashedLongValue: false,
+		};
 	}
 	if (isEmptyBody(body)) {
 		throw new KeyError(
 			`no key: ${bodyLabel} has no "id", no raw request bytes were found and the ${bodyLabel} is empty ` +
-				'(turn on the Webhook node\'s Raw Body option, or choose another Key Source)',
+				"(turn on the Webhook node's Raw Body option, or choose another Key Source)",
 		);
 	}
-	return { key: `sha256-json:${sha256Hex(canonicalJson(body))}`, origin: 'canonical_json', hashedLongValue: false };
+	return {
+		key: `sha256-json:${sha256Hex(canonicalJson(body))}`,
+		origin: 'canonical_json',
+		hashedLongValue: false,
+	};
 }
 
 /** A Webhook item (it has `body` or `headers`) carries the event in json.body; any other item is the event itself. */
 export function eventBody(json: Record<string, unknown>): { body: unknown; bodyLabel: string } {
 	const fromWebhook = 'body' in json || 'headers' in json;
-	return fromWebhook ? { body: json.body, bodyLabel: 'body' } : { body: json, bodyLabel: 'item json' };
+	return fromWebhook
+		? { body: json.body, bodyLabel: 'body' }
+		: { body: json, bodyLabel: 'item json' };
 }
 
 /** Whether the default rule will key this item by its event id, so the raw bytes are not needed. */
@@ -78,7 +90,11 @@ export function hasEventId(json: Record<string, unknown>): boolean {
 
 /** A non-null string or a finite number (or bigint): the values an id may take. */
 function isIdValue(value: unknown): value is string | number | bigint {
-	return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint';
+	return (
+		typeof value === 'string' ||
+		(typeof value === 'number' && Number.isFinite(value)) ||
+		typeof value === 'bigint'
+	);
 }
 
 function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKey {
@@ -88,7 +104,11 @@ function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKe
 	const notText = LONE_SURROGATE.test(id);
 	if (notText || Buffer.byteLength(id, 'utf8') > MAX_KEY_VALUE_BYTES || id.includes('\u0000')) {
 		const hashedPrefix = prefix === '' ? 'sha256-value:' : `${prefix.slice(0, -1)}-sha256:`;
-		return { key: `${hashedPrefix}${sha256Hex(notText ? Buffer.from(id, 'utf16le') : id)}`, origin, hashedLongValue: true };
+		return {
+			key: `${hashedPrefix}${sha256Hex(notText ? Buffer.from(id, 'utf16le') : id)}`,
+			origin,
+			hashedLongValue: true,
+		};
 	}
 	return { key: `${prefix}${id}`, origin, hashedLongValue: false };
 }
@@ -100,8 +120,15 @@ function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKe
 export function idValueToString(value: unknown, where: string): string | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
 	if (isIdValue(value)) return String(value);
-	if (typeof value === 'number') throw new KeyError(`${where} is ${value}, which is not a usable id (a finite number or a string is)`);
-	const kind = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+	if (typeof value === 'number')
+		throw new KeyError(
+			`${where} is ${value}, which is not a usable id (a finite number or a string is)`,
+		);
+	const kind = Array.isArray(value)
+		? 'an array'
+		: typeof value === 'object'
+			? 'an object'
+			: `a ${typeof value}`;
 	throw new KeyError(`${where} is ${kind}; an id must be a string or a number`);
 }
 
@@ -118,7 +145,9 @@ function readHeader(json: Record<string, unknown>, name: string): unknown {
 	const match = Object.keys(headers).find((header) => header.toLowerCase() === wanted);
 	const value = match === undefined ? undefined : headers[match];
 	if (Array.isArray(value)) {
-		throw new KeyError(`header "${name}" was sent ${value.length} times; expected exactly one value`);
+		throw new KeyError(
+			`header "${name}" was sent ${value.length} times; expected exactly one value`,
+		);
 	}
 	// Node's HTTP server joins a header sent twice into one value, "a, b": n8n hands the node that text. No
 	// provider's delivery id holds ", ", so such a value is a repeated (or forged) header, not an id.

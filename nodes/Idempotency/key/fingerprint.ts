@@ -13,6 +13,7 @@ export type FingerprintMode = 'off' | 'canonicalJson' | 'rawBody';
  */
 export function payloadFingerprint(input: KeyInput, mode: FingerprintMode): string | null {
 	if (mode === 'off') return null;
-	if (mode === 'rawBody' && input.rawBody && input.rawBody.length > 0) return `raw:${sha256Hex(input.rawBody)}`;
+	if (mode === 'rawBody' && input.rawBody && input.rawBody.length > 0)
+		return `raw:${sha256Hex(input.rawBody)}`;
 	return `json:${sha256Hex(canonicalJson(eventBody(input.json).body ?? null))}`;
 }

@@ -6,7 +6,8 @@ export type KeyRule =
 	| { source: 'expression'; value: unknown };
 
 /** How the key of one item was made; reported in the result so users can see why two deliveries matched. */
-export type KeyOrigin = 'body_id' | 'raw_body' | 'canonical_json' | 'header' | 'field' | 'expression';
+export type KeyOrigin =
+	'body_id' | 'raw_body' | 'canonical_json' | 'header' | 'field' | 'expression';
 
 export interface DerivedKey {
 	key: string;

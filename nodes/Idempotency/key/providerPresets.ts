@@ -29,25 +29,29 @@ export const PROVIDER_KEY_PRESETS: readonly ProviderKeyPreset[] = [
 		value: 'slack',
 		name: 'Slack',
 		rule: { source: 'field', fieldPath: 'body.event_id' },
-		description: 'Body event_id (Events API). If one table serves several Slack apps, give each app its own Scope.',
+		description:
+			'Body event_id (Events API). If one table serves several Slack apps, give each app its own Scope.',
 	},
 	{
 		value: 'standardWebhooks',
 		name: 'Standard Webhooks',
 		rule: { source: 'header', headerName: 'webhook-id' },
-		description: 'Webhook-ID. A message sent to several endpoints keeps its ID: give each endpoint its own Scope.',
+		description:
+			'Webhook-ID. A message sent to several endpoints keeps its ID: give each endpoint its own Scope.',
 	},
 	{
 		value: 'stripe',
 		name: 'Stripe',
 		rule: { source: 'field', fieldPath: 'body.id' },
-		description: 'Body ID (evt_…). Every endpoint subscribed to the event gets the same ID: give each endpoint its own Scope.',
+		description:
+			'Body ID (evt_…). Every endpoint subscribed to the event gets the same ID: give each endpoint its own Scope.',
 	},
 	{
 		value: 'svix',
 		name: 'Svix',
 		rule: { source: 'header', headerName: 'svix-id' },
-		description: 'Svix-ID. A message sent to several endpoints keeps its ID: give each endpoint its own Scope.',
+		description:
+			'Svix-ID. A message sent to several endpoints keeps its ID: give each endpoint its own Scope.',
 	},
 ];
 

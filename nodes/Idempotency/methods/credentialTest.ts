@@ -1,5 +1,9 @@
 import { Client } from 'pg';
-import type { ICredentialsDecrypted, ICredentialTestFunctions, INodeCredentialTestResult } from 'n8n-workflow';
+import type {
+	ICredentialsDecrypted,
+	ICredentialTestFunctions,
+	INodeCredentialTestResult,
+} from 'n8n-workflow';
 
 import { describeConnectionError } from '../transport/describeConnectionError';
 import { poolConfig, type PostgresCredentials } from '../transport/postgresCredentials';

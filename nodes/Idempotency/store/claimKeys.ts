@@ -1,6 +1,16 @@
 import { ClaimError } from '../errors';
-import { fingerprintsDiffer, type ClaimOptions, type ClaimOutcome, type ClaimRequest } from './claimOutcome';
-import { claimOnceCountingStatement, claimOnceReadOnlyStatement, claimWithLeaseStatement, type NamedStatement } from './claimSql';
+import {
+	fingerprintsDiffer,
+	type ClaimOptions,
+	type ClaimOutcome,
+	type ClaimRequest,
+} from './claimOutcome';
+import {
+	claimOnceCountingStatement,
+	claimOnceReadOnlyStatement,
+	claimWithLeaseStatement,
+	type NamedStatement,
+} from './claimSql';
 import type { ClaimTable } from './claimTable';
 import { queryStatement } from './namedStatements';
 import { CLAIM_RETRY, withTransientRetry } from './transientErrors';
@@ -23,7 +33,11 @@ interface ClaimRow {
  * claim fails after it won some keys, those keys are released before the error is raised, so the
  * provider's retry finds them free.
  */
-export async function claimKeys(table: ClaimTable, requests: ClaimRequest[], options: ClaimOptions): Promise<Map<string, ClaimOutcome>> {
+export async function claimKeys(
+	table: ClaimTable,
+	requests: ClaimRequest[],
+	options: ClaimOptions,
+): Promise<Map<string, ClaimOutcome>> {
 	const outcomes = new Map<string, ClaimOutcome>();
 	if (requests.length === 0) return outcomes;
 	let decided = false;
@@ -37,10 +51,17 @@ export async function claimKeys(table: ClaimTable, requests: ClaimRequest[], opt
 	}
 }
 
-async function claimOnce(table: ClaimTable, requests: ClaimRequest[], options: ClaimOptions, outcomes: Map<string, ClaimOutcome>): Promise<void> {
+async function claimOnce(
+	table: ClaimTable,
+	requests: ClaimRequest[],
+	options: ClaimOptions,
+	outcomes: Map<string, ClaimOutcome>,
+): Promise<void> {
 	const { capabilities } = table;
 	const counting = options.countRepeats && capabilities.counters;
-	const statement = counting ? claimOnceCountingStatement(table.ref, capabilities) : claimOnceReadOnlyStatement(table.ref, capabilities);
+	const statement = counting
+		? claimOnceCountingStatement(table.ref, capabilities)
+		: claimOnceReadOnlyStatement(table.ref, capabilities);
 	let pending = requests;
 	for (let round = 1; pending.length > 0; round++) {
 		const { rows, lostAttempts } = await runClaim(table, statement, pending, options);
@@ -75,9 +96,15 @@ async function claimOnce(table: ClaimTable, requests: ClaimRequest[], options: C
 	}
 }
 
-function onceOutcome(request: ClaimRequest, row: ClaimRow, table: ClaimTable, options: ClaimOptions): ClaimOutcome {
+function onceOutcome(
+	request: ClaimRequest,
+	row: ClaimRow,
+	table: ClaimTable,
+	options: ClaimOptions,
+): ClaimOutcome {
 	const { capabilities } = table;
-	const won = row.claimed === true || (row.claim_token != null && row.claim_token === options.token);
+	const won =
+		row.claimed === true || (row.claim_token != null && row.claim_token === options.token);
 	// Claim-once rows are final; a row another workflow claimed with a lease may still be processing.
 	const status = row.claimed ? 'completed' : (row.status ?? 'completed');
 	const counted = options.countRepeats && capabilities.counters;
@@ -89,8 +116,18 @@ function onceOutcome(request: ClaimRequest, row: ClaimRow, table: ClaimTable, op
 		duplicateKind: won ? null : status === 'processing' ? 'in_progress' : 'completed',
 		mismatch: !won && fingerprintsDiffer(row.fingerprint, request.fingerprint),
 		firstSeen: row.first_seen,
-		lastSeen: row.claimed ? (capabilities.counters ? row.first_seen : null) : (row.last_seen ?? null),
-		deliveries: row.claimed ? (capabilities.counters ? 1 : null) : counted ? (row.deliveries ?? null) : null,
+		lastSeen: row.claimed
+			? capabilities.counters
+				? row.first_seen
+				: null
+			: (row.last_seen ?? null),
+		deliveries: row.claimed
+			? capabilities.counters
+				? 1
+				: null
+			: counted
+				? (row.deliveries ?? null)
+				: null,
 		leaseUntil: null,
 		claimToken: won && capabilities.leases ? options.token : null,
 	};
@@ -102,7 +139,9 @@ async function claimWithLease(
 	options: ClaimOptions,
 	outcomes: Map<string, ClaimOutcome>,
 ): Promise<void> {
-	const { rows } = await runClaim(table, claimWithLeaseStatement(table.ref), requests, options, [options.leaseSeconds]);
+	const { rows } = await runClaim(table, claimWithLeaseStatement(table.ref), requests, options, [
+		options.leaseSeconds,
+	]);
 	for (const request of requests) {
 		const row = rows.get(request.key);
 		if (!row) continue;
@@ -122,9 +161,13 @@ async function claimWithLease(
 			claimToken: won ? options.token : null,
 		});
 	}
-	const missing = requests.filter((request) => !rows.has(request.key)).map((request) => request.key);
+	const missing = requests
+		.filter((request) => !rows.has(request.key))
+		.map((request) => request.key);
 	if (missing.length > 0) {
-		throw new ClaimError(`${describeKeys(missing)} came back from Postgres different from what was sent; nothing was routed, try again`);
+		throw new ClaimError(
+			`${describeKeys(missing)} came back from Postgres different from what was sent; nothing was routed, try again`,
+		);
 	}
 }
 
@@ -136,7 +179,13 @@ async function runClaim(
 	options: ClaimOptions,
 	extra: unknown[] = [],
 ): Promise<{ rows: Map<string, ClaimRow>; lostAttempts: number }> {
-	const values = [requests.map((r) => r.key), requests.map((r) => r.fingerprint), options.token, options.now ?? null, ...extra];
+	const values = [
+		requests.map((r) => r.key),
+		requests.map((r) => r.fingerprint),
+		options.token,
+		options.now ?? null,
+		...extra,
+	];
 	const { value, lostAttempts } = await withTransientRetry(
 		table.pool,
 		(client) => queryStatement<ClaimRow>(table.pool, client, statement, values),
@@ -145,12 +194,21 @@ async function runClaim(
 	return { rows: new Map(value.rows.map((row) => [row.key, row])), lostAttempts };
 }
 
-async function releaseWonKeys(table: ClaimTable, outcomes: Map<string, ClaimOutcome>, token: string): Promise<void> {
+async function releaseWonKeys(
+	table: ClaimTable,
+	outcomes: Map<string, ClaimOutcome>,
+	token: string,
+): Promise<void> {
 	const won = [...outcomes.values()].filter((outcome) => outcome.won).map((outcome) => outcome.key);
 	if (won.length === 0) return;
-	const tokenCheck = table.capabilities.leases ? ' AND claim_token = $2' : ' AND $2::text IS NOT NULL';
+	const tokenCheck = table.capabilities.leases
+		? ' AND claim_token = $2'
+		: ' AND $2::text IS NOT NULL';
 	await table.pool
-		.query(`DELETE FROM ${table.ref.qualified} WHERE key = ANY($1::text[])${tokenCheck}`, [won.sort(), token])
+		.query(`DELETE FROM ${table.ref.qualified} WHERE key = ANY($1::text[])${tokenCheck}`, [
+			won.sort(),
+			token,
+		])
 		// The connection that just failed is likely gone too; the original error is the one to report.
 		.catch(() => undefined);
 }

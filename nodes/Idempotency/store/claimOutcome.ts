@@ -39,7 +39,10 @@ export interface ClaimOutcome {
 }
 
 /** Fingerprints are comparable only when computed the same way (`raw:` vs `json:`). */
-export function fingerprintsDiffer(stored: string | null | undefined, offered: string | null): boolean {
+export function fingerprintsDiffer(
+	stored: string | null | undefined,
+	offered: string | null,
+): boolean {
 	if (!stored || !offered) return false;
 	const kind = (fingerprint: string) => fingerprint.slice(0, fingerprint.indexOf(':') + 1);
 	return kind(stored) === kind(offered) && stored !== offered;

@@ -40,7 +40,8 @@ function returnedColumns(capabilities: TableCapabilities): Array<[string, string
 		['first_seen', 'timestamptz'],
 	];
 	if (capabilities.counters) columns.push(['last_seen', 'timestamptz'], ['deliveries', 'integer']);
-	if (capabilities.leases) columns.push(['status', 'text'], ['lease_until', 'timestamptz'], ['claim_token', 'text']);
+	if (capabilities.leases)
+		columns.push(['status', 'text'], ['lease_until', 'timestamptz'], ['claim_token', 'text']);
 	if (capabilities.fingerprint) columns.push(['fingerprint', 'text']);
 	return columns;
 }
@@ -51,9 +52,14 @@ function returnedColumns(capabilities: TableCapabilities): Array<[string, string
  * sorted pass the lease statement uses, so batches of either mode cannot deadlock each other. A key
  * inserted concurrently is waited for and counted, so every key gets a row back.
  */
-export function claimOnceCountingStatement(ref: TableRef, capabilities: TableCapabilities): NamedStatement {
+export function claimOnceCountingStatement(
+	ref: TableRef,
+	capabilities: TableCapabilities,
+): NamedStatement {
 	const { leases, fingerprint } = capabilities;
-	return cached(`once-counting|${ref.qualified}|${leases}|${fingerprint}`, () => claimOnceCountingSql(ref, capabilities));
+	return cached(`once-counting|${ref.qualified}|${leases}|${fingerprint}`, () =>
+		claimOnceCountingSql(ref, capabilities),
+	);
 }
 
 function claimOnceCountingSql(ref: TableRef, capabilities: TableCapabilities): string {
@@ -75,16 +81,23 @@ function claimOnceCountingSql(ref: TableRef, capabilities: TableCapabilities): s
  * statement. A key inserted by a concurrent transaction after this statement's snapshot is in neither
  * part; the caller asks again for those.
  */
-export function claimOnceReadOnlyStatement(ref: TableRef, capabilities: TableCapabilities): NamedStatement {
+export function claimOnceReadOnlyStatement(
+	ref: TableRef,
+	capabilities: TableCapabilities,
+): NamedStatement {
 	const { counters, leases, fingerprint } = capabilities;
-	return cached(`once-read|${ref.qualified}|${counters}|${leases}|${fingerprint}`, () => claimOnceReadOnlySql(ref, capabilities));
+	return cached(`once-read|${ref.qualified}|${counters}|${leases}|${fingerprint}`, () =>
+		claimOnceReadOnlySql(ref, capabilities),
+	);
 }
 
 function claimOnceReadOnlySql(ref: TableRef, capabilities: TableCapabilities): string {
 	const inserted = insertedColumns(capabilities);
 	const columns = returnedColumns(capabilities);
 	// The first branch of a UNION names the result columns.
-	const fromClaimed = columns.map(([name, type]) => (name === 'key' || name === 'first_seen' ? `c.${name}` : `NULL::${type} AS ${name}`));
+	const fromClaimed = columns.map(([name, type]) =>
+		name === 'key' || name === 'first_seen' ? `c.${name}` : `NULL::${type} AS ${name}`,
+	);
 	// Keys the insert did not claim, found by an anti-join in memory first: a batch of new keys then costs
 	// no index lookups beyond the insert's own (measured: 10,000 new keys ~95 ms, a plain join ~230 ms).
 	const seenBefore =
@@ -128,12 +141,12 @@ function claimWithLeaseSql(ref: TableRef): string {
 	const takeover = `(e.status = 'processing' AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.last_seen AND ${sameFingerprintOrUnknown})`;
 	return (
 		`WITH ${INPUT} ` +
-			`INSERT INTO ${ref.qualified} AS e (key, first_seen, last_seen, deliveries, status, lease_until, claim_token, fingerprint) ` +
-			"SELECT input.k, clock.now, clock.now, 1, 'processing', clock.now + make_interval(secs => $5), clock.token, input.f " +
-			'FROM input, clock ORDER BY input.k COLLATE "C" ' +
-			'ON CONFLICT (key) DO UPDATE SET last_seen = EXCLUDED.last_seen, deliveries = e.deliveries + 1, ' +
-			`lease_until = CASE WHEN ${takeover} THEN EXCLUDED.lease_until ELSE e.lease_until END, ` +
-			`claim_token = CASE WHEN ${takeover} THEN EXCLUDED.claim_token ELSE e.claim_token END ` +
-			'RETURNING e.key, e.first_seen, e.last_seen, e.deliveries, e.status, e.lease_until, e.claim_token, e.fingerprint'
+		`INSERT INTO ${ref.qualified} AS e (key, first_seen, last_seen, deliveries, status, lease_until, claim_token, fingerprint) ` +
+		"SELECT input.k, clock.now, clock.now, 1, 'processing', clock.now + make_interval(secs => $5), clock.token, input.f " +
+		'FROM input, clock ORDER BY input.k COLLATE "C" ' +
+		'ON CONFLICT (key) DO UPDATE SET last_seen = EXCLUDED.last_seen, deliveries = e.deliveries + 1, ' +
+		`lease_until = CASE WHEN ${takeover} THEN EXCLUDED.lease_until ELSE e.lease_until END, ` +
+		`claim_token = CASE WHEN ${takeover} THEN EXCLUDED.claim_token ELSE e.claim_token END ` +
+		'RETURNING e.key, e.first_seen, e.last_seen, e.deliveries, e.status, e.lease_until, e.claim_token, e.fingerprint'
 	);
 }

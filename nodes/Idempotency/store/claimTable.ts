@@ -35,11 +35,17 @@ const cache = new WeakMap<Pool, Map<string, CacheEntry>>();
  * Opens the table for one operation. The picture of the table is cached per pool, but never trusted to
  * refuse: when it says the table lacks something the operation needs, it is read again once first.
  */
-export async function openClaimTable(pool: Pool, ref: TableRef, needs: TableNeeds): Promise<ClaimTable> {
+export async function openClaimTable(
+	pool: Pool,
+	ref: TableRef,
+	needs: TableNeeds,
+): Promise<ClaimTable> {
 	let prepared = await cachedPreparation(pool, ref, needs.createIfMissing);
-	if (unmetNeeds(ref, prepared, needs).length > 0) prepared = await reprepare(pool, ref, needs.createIfMissing);
+	if (unmetNeeds(ref, prepared, needs).length > 0)
+		prepared = await reprepare(pool, ref, needs.createIfMissing);
 	const unmet = unmetNeeds(ref, prepared, needs);
-	if (unmet.length > 0) throw new TableError(`table ${ref.schema}.${ref.table} ${unmet.join('; ')}`);
+	if (unmet.length > 0)
+		throw new TableError(`table ${ref.schema}.${ref.table} ${unmet.join('; ')}`);
 	return { pool, ref, capabilities: prepared.capabilities };
 }
 
@@ -80,7 +86,11 @@ function tablesOf(pool: Pool): Map<string, CacheEntry> {
 	return tables;
 }
 
-async function cachedPreparation(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise<PreparedTable> {
+async function cachedPreparation(
+	pool: Pool,
+	ref: TableRef,
+	createIfMissing: boolean,
+): Promise<PreparedTable> {
 	const tables = tablesOf(pool);
 	const entry = tables.get(ref.qualified);
 	if (!entry) return reprepare(pool, ref, createIfMissing);
@@ -90,7 +100,9 @@ async function cachedPreparation(pool: Pool, ref: TableRef, createIfMissing: boo
 		entry.at = Date.now();
 		const fresh = prepareTable(pool, ref, createIfMissing);
 		fresh.then(
-			() => tables.get(ref.qualified) === entry && tables.set(ref.qualified, { prepared: fresh, at: Date.now() }),
+			() =>
+				tables.get(ref.qualified) === entry &&
+				tables.set(ref.qualified, { prepared: fresh, at: Date.now() }),
 			() => undefined,
 		);
 	}
@@ -108,7 +120,9 @@ function reprepare(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise
 
 function unmetNeeds(ref: TableRef, prepared: PreparedTable, needs: TableNeeds): string[] {
 	const unmet: string[] = [];
-	const missingColumns = (needs.columns ?? []).filter((column) => !prepared.facts.columns.has(column));
+	const missingColumns = (needs.columns ?? []).filter(
+		(column) => !prepared.facts.columns.has(column),
+	);
 	if (missingColumns.length > 0) {
 		unmet.push(
 			`lacks the column${missingColumns.length > 1 ? 's' : ''} ${missingColumns.join(', ')}` +
@@ -120,7 +134,9 @@ function unmetNeeds(ref: TableRef, prepared: PreparedTable, needs: TableNeeds): 
 	const missing = needs.privileges.filter((privilege) => !prepared.facts.privileges[privilege]);
 	if (missing.length > 0) {
 		const privileges = missing.join(', ');
-		unmet.push(`cannot be used by role "${prepared.facts.role}": it lacks ${privileges} (GRANT ${privileges} ON ${ref.qualified} TO "${prepared.facts.role}")`);
+		unmet.push(
+			`cannot be used by role "${prepared.facts.role}": it lacks ${privileges} (GRANT ${privileges} ON ${ref.qualified} TO "${prepared.facts.role}")`,
+		);
 	}
 	return unmet;
 }

@@ -28,7 +28,9 @@ export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promi
 		[options.now ?? null, options.olderThanDays * 86_400],
 	);
 	const { now, cutoff } = clock.rows[0];
-	const live = table.capabilities.leases ? " AND NOT (status = 'processing' AND lease_until > $3)" : ' AND $3::timestamptz IS NOT NULL';
+	const live = table.capabilities.leases
+		? " AND NOT (status = 'processing' AND lease_until > $3)"
+		: ' AND $3::timestamptz IS NOT NULL';
 	const sql =
 		`WITH doomed AS (SELECT key FROM ${qualified} WHERE first_seen < $1${live} ORDER BY first_seen LIMIT $2 FOR UPDATE SKIP LOCKED) ` +
 		`DELETE FROM ${qualified} AS e USING doomed WHERE e.key = doomed.key`;
@@ -36,7 +38,11 @@ export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promi
 	let batches = 0;
 	for (;;) {
 		const started = Date.now();
-		const { value } = await withTransientRetry(table.pool, (client) => client.query(sql, [cutoff, options.batchSize, now]), SETTLE_RETRY);
+		const { value } = await withTransientRetry(
+			table.pool,
+			(client) => client.query(sql, [cutoff, options.batchSize, now]),
+			SETTLE_RETRY,
+		);
 		const count = value.rowCount ?? 0;
 		batches++;
 		deleted += count;

@@ -15,12 +15,20 @@ export interface SettleRequest {
  * Complete that finds the key already completed (its own earlier attempt, or another holder's) reports
  * it completed too, which keeps Complete safe to retry after a lost answer.
  */
-export async function completeKeys(table: ClaimTable, requests: SettleRequest[]): Promise<boolean[]> {
+export async function completeKeys(
+	table: ClaimTable,
+	requests: SettleRequest[],
+): Promise<boolean[]> {
 	if (!table.capabilities.leases) {
 		// Without status and claim_token columns every claim is final already (the caller refuses claim IDs here).
-		return settle(table, `${targets(table, 'true', false)} SELECT key, token FROM targets`, requests);
+		return settle(
+			table,
+			`${targets(table, 'true', false)} SELECT key, token FROM targets`,
+			requests,
+		);
 	}
-	const matches = "(u.token IS NULL OR t.claim_token = u.token OR (t.claim_token IS NULL AND t.status = 'completed'))";
+	const matches =
+		"(u.token IS NULL OR t.claim_token = u.token OR (t.claim_token IS NULL AND t.status = 'completed'))";
 	return settle(
 		table,
 		`${targets(table, matches)}, done AS (UPDATE ${table.ref.qualified} AS e SET status = 'completed', lease_until = NULL, claim_token = NULL ` +
@@ -30,7 +38,10 @@ export async function completeKeys(table: ClaimTable, requests: SettleRequest[])
 }
 
 /** Deletes claims so the provider's next retry is new: only the holder's, and never a completed one. */
-export async function releaseKeys(table: ClaimTable, requests: SettleRequest[]): Promise<boolean[]> {
+export async function releaseKeys(
+	table: ClaimTable,
+	requests: SettleRequest[],
+): Promise<boolean[]> {
 	return settle(
 		table,
 		`${targets(table, 't.claim_token = u.token')}, done AS (DELETE FROM ${table.ref.qualified} AS e ` +
@@ -40,7 +51,8 @@ export async function releaseKeys(table: ClaimTable, requests: SettleRequest[]):
 }
 
 /** The (key, claim ID) pairs that matched a row that was then settled. */
-const settledPairs = 'SELECT targets.key, targets.token FROM targets JOIN done ON done.key = targets.key';
+const settledPairs =
+	'SELECT targets.key, targets.token FROM targets JOIN done ON done.key = targets.key';
 
 /** The rows each (key, claim ID) pair matches, locked in key order first so concurrent batches cannot deadlock. */
 function targets(table: ClaimTable, matches: string, lock = true): string {
@@ -54,14 +66,24 @@ function targets(table: ClaimTable, matches: string, lock = true): string {
  * Whether each request was settled. A (key, claim ID) pair is sent once: a batch holding one key under
  * a stale and a current claim ID settles only the current one, and reports only that one.
  */
-async function settle(table: ClaimTable, sql: string, requests: SettleRequest[]): Promise<boolean[]> {
+async function settle(
+	table: ClaimTable,
+	sql: string,
+	requests: SettleRequest[],
+): Promise<boolean[]> {
 	if (requests.length === 0) return [];
 	const pairId = (key: string, token: string | null) => JSON.stringify([key, token]);
-	const distinct = new Map(requests.map((request) => [pairId(request.key, request.claimToken), request]));
+	const distinct = new Map(
+		requests.map((request) => [pairId(request.key, request.claimToken), request]),
+	);
 	const pairs = [...distinct.values()];
 	const { value } = await withTransientRetry(
 		table.pool,
-		(client) => client.query<{ key: string; token: string | null }>(sql, [pairs.map((r) => r.key), pairs.map((r) => r.claimToken)]),
+		(client) =>
+			client.query<{ key: string; token: string | null }>(sql, [
+				pairs.map((r) => r.key),
+				pairs.map((r) => r.claimToken),
+			]),
 		SETTLE_RETRY,
 	);
 	const settled = new Set(value.rows.map((row) => pairId(row.key, row.token)));

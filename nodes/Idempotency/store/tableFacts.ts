@@ -78,7 +78,12 @@ export async function readTableFacts(db: Queryable, ref: TableRef): Promise<Tabl
 		canCreateInSchema: row.can_create,
 		tableExists: row.table_exists,
 		owned: row.owned === true,
-		columns: new Map((row.columns ?? []).map((column) => [column.name, { type: column.type, deterministic: column.deterministic }])),
+		columns: new Map(
+			(row.columns ?? []).map((column) => [
+				column.name,
+				{ type: column.type, deterministic: column.deterministic },
+			]),
+		),
 		keyIsUnique: row.key_unique === true,
 		hasFirstSeenIndex: row.first_seen_index === true,
 		privileges: {

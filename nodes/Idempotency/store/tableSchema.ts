@@ -33,7 +33,9 @@ const DDL_LOCK_TIMEOUT = '3s';
 export function createTableSql(ref: TableRef): string[] {
 	return [
 		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
-		...OPTIONAL_COLUMNS.map(([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`),
+		...OPTIONAL_COLUMNS.map(
+			([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`,
+		),
 		`CREATE INDEX IF NOT EXISTS ${ref.firstSeenIndex} ON ${ref.qualified} (first_seen)`,
 	];
 }
@@ -49,7 +51,11 @@ export interface PreparedTable {
  * as it is: least-privilege roles must work), and gives up waiting for a lock after a few seconds rather
  * than queueing every claim behind an ALTER TABLE. It never drops or rewrites anything.
  */
-export async function prepareTable(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise<PreparedTable> {
+export async function prepareTable(
+	pool: Pool,
+	ref: TableRef,
+	createIfMissing: boolean,
+): Promise<PreparedTable> {
 	let facts = await readTableFacts(pool, ref);
 	if (!facts.schemaExists) throw new TableError(`schema "${ref.schema}" does not exist`);
 	if (!facts.tableExists) {
@@ -65,8 +71,10 @@ export async function prepareTable(pool: Pool, ref: TableRef, createIfMissing: b
 			);
 		}
 	}
-	const missingDdl = createIfMissing && (!facts.tableExists || facts.owned) ? ddlFor(ref, facts) : [];
-	if (missingDdl.length > 0 && (await runDdl(pool, ref, missingDdl))) facts = await readTableFacts(pool, ref);
+	const missingDdl =
+		createIfMissing && (!facts.tableExists || facts.owned) ? ddlFor(ref, facts) : [];
+	if (missingDdl.length > 0 && (await runDdl(pool, ref, missingDdl)))
+		facts = await readTableFacts(pool, ref);
 	if (!facts.tableExists) throw new TableError(`table ${ref.schema}.${ref.table} does not exist`);
 	checkKeyColumn(ref, facts);
 	const has = (name: string) => facts.columns.has(name);
@@ -86,7 +94,9 @@ function ddlFor(ref: TableRef, facts: TableFacts): string[] {
 		([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`,
 	);
 	if (!facts.hasFirstSeenIndex && facts.columns.has('first_seen')) {
-		statements.push(`CREATE INDEX IF NOT EXISTS ${ref.firstSeenIndex} ON ${ref.qualified} (first_seen)`);
+		statements.push(
+			`CREATE INDEX IF NOT EXISTS ${ref.firstSeenIndex} ON ${ref.qualified} (first_seen)`,
+		);
 	}
 	return statements;
 }
@@ -100,7 +110,9 @@ async function runDdl(pool: Pool, ref: TableRef, statements: string[]): Promise<
 		await client.query('BEGIN');
 		// Transaction-scoped, so it holds through a transaction-mode pooler: two workers never race on one CREATE.
 		await client.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
-		await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`n8n-nodes-idempotency:${ref.qualified}`]);
+		await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+			`n8n-nodes-idempotency:${ref.qualified}`,
+		]);
 		for (const statement of statements) await client.query(statement);
 		await client.query('COMMIT');
 		committed = true;
@@ -118,7 +130,9 @@ async function runDdl(pool: Pool, ref: TableRef, statements: string[]): Promise<
 function checkKeyColumn(ref: TableRef, facts: TableFacts): void {
 	const key = facts.columns.get('key');
 	if (!key || !facts.columns.has('first_seen')) {
-		throw new TableError(`table ${ref.schema}.${ref.table} has no "key" and "first_seen" columns; it is not a claim table`);
+		throw new TableError(
+			`table ${ref.schema}.${ref.table} has no "key" and "first_seen" columns; it is not a claim table`,
+		);
 	}
 	// char(n) pads and truncates, citext and nondeterministic collations make different keys equal: any of
 	// them would let two events share a claim, or store a key the node can no longer find.
@@ -133,7 +147,9 @@ function checkKeyColumn(ref: TableRef, facts: TableFacts): void {
 		);
 	}
 	if (!facts.keyIsUnique) {
-		throw new TableError(`table ${ref.schema}.${ref.table} has no primary key or unique index on "key" alone; a claim needs one`);
+		throw new TableError(
+			`table ${ref.schema}.${ref.table} has no primary key or unique index on "key" alone; a claim needs one`,
+		);
 	}
 }
 

@@ -6,17 +6,40 @@ import type { Pool, PoolClient } from 'pg';
  * (serialization failure, deadlock). Claims stay correct on a retry because each attempt carries the
  * same claim token (see claimKeys).
  */
-const TRANSIENT_SQLSTATES = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', '40001', '40P01']);
+const TRANSIENT_SQLSTATES = new Set([
+	'57P01',
+	'57P02',
+	'57P03',
+	'08000',
+	'08003',
+	'08006',
+	'08001',
+	'08004',
+	'40001',
+	'40P01',
+]);
 /** These two were rolled back by the server: the statement certainly did nothing. */
 const ROLLED_BACK_SQLSTATES = new Set(['40001', '40P01']);
-const TRANSIENT_MESSAGES = [/Connection terminated/i, /Client has encountered a connection error/i, /Connection ended unexpectedly/i];
-const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const TRANSIENT_MESSAGES = [
+	/Connection terminated/i,
+	/Client has encountered a connection error/i,
+	/Connection ended unexpectedly/i,
+];
+const TRANSIENT_CODES = new Set([
+	'ECONNRESET',
+	'ECONNREFUSED',
+	'EPIPE',
+	'ETIMEDOUT',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
+]);
 
 export function isTransientDatabaseError(error: unknown): boolean {
 	// Not `instanceof Error`: socket errors can come from another realm (a sandbox, a test runner) and fail it.
 	if (typeof error !== 'object' || error === null) return false;
 	const { code, message } = error as { code?: unknown; message?: unknown };
-	if (typeof code === 'string' && (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CODES.has(code))) return true;
+	if (typeof code === 'string' && (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CODES.has(code)))
+		return true;
 	return typeof message === 'string' && TRANSIENT_MESSAGES.some((pattern) => pattern.test(message));
 }
 
@@ -72,7 +95,12 @@ export async function withTransientRetry<T>(
 		client?.off('error', ignoreError);
 		client?.release(transient ? (failure as Error) : undefined);
 		// A failure while connecting never reached the server; one after it may have committed.
-		if (transient && client && !ROLLED_BACK_SQLSTATES.has((failure as { code?: string }).code ?? '')) lostAttempts++;
+		if (
+			transient &&
+			client &&
+			!ROLLED_BACK_SQLSTATES.has((failure as { code?: string }).code ?? '')
+		)
+			lostAttempts++;
 		const pause = Math.min(2_000, 100 * 2 ** (attempt - 1));
 		if (!transient || Date.now() - started + pause > budget.totalMs) throw failure;
 		await new Promise((resolve) => setTimeout(resolve, pause));

@@ -45,12 +45,15 @@ export function describeConnectionError(error: unknown, credentials: PostgresCre
 			'has more claims in flight than its pool; raise "Maximum Number of Connections" or look for slow statements'
 		);
 	}
-	if (/connection timeout/i.test(message)) return `Connecting to ${where} timed out after ${CONNECT_TIMEOUT_MS / 1000} s`;
+	if (/connection timeout/i.test(message))
+		return `Connecting to ${where} timed out after ${CONNECT_TIMEOUT_MS / 1000} s`;
 	if (/ssl|tls|certificate|self[- ]signed/i.test(message)) {
 		return `TLS problem connecting to ${where}: check the SSL setting, or ignore SSL issues if you trust this server's self-signed certificate`;
 	}
 	// Server-side errors (SQLSTATE codes) and this package's own errors already say what is wrong.
-	return err?.code && /^[0-9A-Z]{5}$/.test(err.code) ? `PostgreSQL at ${where}: ${message}` : message;
+	return err?.code && /^[0-9A-Z]{5}$/.test(err.code)
+		? `PostgreSQL at ${where}: ${message}`
+		: message;
 }
 
 /** Node's certificate checks that fail when no trusted CA signed the server's certificate. */
@@ -79,7 +82,8 @@ function describeTlsProblem(
 		return `the server's certificate is not issued for host "${credentials.host}": connect by a name the certificate lists, or turn on Ignore SSL Issues`;
 	}
 	if (code === 'CERT_HAS_EXPIRED') return "the server's certificate has expired";
-	if (code === 'CERT_NOT_YET_VALID') return "the server's certificate is not valid yet (check this machine's clock)";
+	if (code === 'CERT_NOT_YET_VALID')
+		return "the server's certificate is not valid yet (check this machine's clock)";
 	if (code === '28000' && /requires a valid client certificate/i.test(message)) {
 		return `the server asks user "${credentials.user}" for a client certificate: fill in Client Certificate and Client Private Key`;
 	}

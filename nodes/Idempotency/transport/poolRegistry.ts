@@ -25,7 +25,10 @@ function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
 	const identity = credentialIdentity(credentials);
 	let entry = pools.get(identity);
 	if (!entry) {
-		const created: PoolEntry = { pool: Promise.resolve(undefined as unknown as Pool), lastUsed: Date.now() };
+		const created: PoolEntry = {
+			pool: Promise.resolve(undefined as unknown as Pool),
+			lastUsed: Date.now(),
+		};
 		created.pool = createPool(credentials, created);
 		// A pool that could not be set up is forgotten, so the next execution tries afresh.
 		created.pool.catch(() => pools.get(identity) === created && pools.delete(identity));

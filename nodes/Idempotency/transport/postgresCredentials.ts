@@ -30,7 +30,10 @@ export interface PostgresCredentials {
  * pg settings for a credential. Whether `allow` uses TLS is decided by `connectsWithTls` (one trial
  * connection), so without that answer it starts without TLS.
  */
-export function poolConfig(credentials: PostgresCredentials, useTls = credentials.ssl === 'require'): PoolConfig {
+export function poolConfig(
+	credentials: PostgresCredentials,
+	useTls = credentials.ssl === 'require',
+): PoolConfig {
 	return {
 		host: credentials.host,
 		port: Number(credentials.port) || 5432,

@@ -17,19 +17,32 @@ export interface ClientIdentity {
  */
 export function caCertificatesFrom(text: string): string {
 	if (/PRIVATE KEY-----/.test(text)) {
-		throw new TlsMaterialError('CA Certificate holds a private key: paste the CA certificate (-----BEGIN CERTIFICATE-----) instead');
+		throw new TlsMaterialError(
+			'CA Certificate holds a private key: paste the CA certificate (-----BEGIN CERTIFICATE-----) instead',
+		);
 	}
 	return pemBlocks(text, 'CA Certificate', /CERTIFICATE/, isReadableCertificate).join('');
 }
 
 /** The client certificate and its key, for servers that authenticate users by certificate. */
 export function clientIdentityFrom(certificateText: string, keyText: string): ClientIdentity {
-	if (!keyText) throw new TlsMaterialError('Client Certificate is set but Client Private Key is empty: paste both');
-	if (!certificateText) throw new TlsMaterialError('Client Private Key is set but Client Certificate is empty: paste both');
+	if (!keyText)
+		throw new TlsMaterialError(
+			'Client Certificate is set but Client Private Key is empty: paste both',
+		);
+	if (!certificateText)
+		throw new TlsMaterialError(
+			'Client Private Key is set but Client Certificate is empty: paste both',
+		);
 	if (/ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {
 		throw new TlsMaterialError('Client Private Key is encrypted: paste it without a passphrase');
 	}
-	const [cert] = pemBlocks(certificateText, 'Client Certificate', /CERTIFICATE/, isReadableCertificate);
+	const [cert] = pemBlocks(
+		certificateText,
+		'Client Certificate',
+		/CERTIFICATE/,
+		isReadableCertificate,
+	);
 	const [key] = pemBlocks(keyText, 'Client Private Key', /(?:RSA |EC )?PRIVATE KEY/, isReadableKey);
 	if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key))) {
 		throw new TlsMaterialError('Client Private Key does not belong to Client Certificate');
@@ -41,11 +54,18 @@ export function clientIdentityFrom(certificateText: string, keyText: string): Cl
  * The PEM blocks of one label in a pasted field, rebuilt: n8n's single-line input drops the line breaks of
  * a pasted PEM, and JSON-escaped text carries literal `\n`.
  */
-function pemBlocks(text: string, field: string, label: RegExp, readable: (pem: string) => boolean): string[] {
+function pemBlocks(
+	text: string,
+	field: string,
+	label: RegExp,
+	readable: (pem: string) => boolean,
+): string[] {
 	const pattern = new RegExp(`-----BEGIN (${label.source})-----([\\s\\S]*?)-----END \\1-----`, 'g');
 	const blocks = [...text.matchAll(pattern)];
 	if (blocks.length === 0) {
-		throw new TlsMaterialError(`${field} is not PEM text: paste it from its -----BEGIN … line to its -----END … line`);
+		throw new TlsMaterialError(
+			`${field} is not PEM text: paste it from its -----BEGIN … line to its -----END … line`,
+		);
 	}
 	return blocks.map(([, kind, body], index) => {
 		const base64 = body.replace(/\\[nr]|\s/g, '');

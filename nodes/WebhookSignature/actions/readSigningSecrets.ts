@@ -10,7 +10,10 @@ export async function readSigningSecrets(context: IExecuteFunctions): Promise<Si
 	const current = typeof credentials.secret === 'string' ? credentials.secret : '';
 	const previous = typeof credentials.previousSecret === 'string' ? credentials.previousSecret : '';
 	if (current === '') {
-		throw new NodeOperationError(context.getNode(), 'The Webhook Signing Secret credential has no secret');
+		throw new NodeOperationError(
+			context.getNode(),
+			'The Webhook Signing Secret credential has no secret',
+		);
 	}
 	return previous === '' ? { current } : { current, previous };
 }

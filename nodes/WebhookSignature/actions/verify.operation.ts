@@ -22,7 +22,11 @@ export async function executeVerify(this: IExecuteFunctions): Promise<INodeExecu
 		const item = items[index];
 		try {
 			const scheme = this.getNodeParameter('scheme', index) as string;
-			const binaryPropertyName = this.getNodeParameter('options.binaryPropertyName', index, 'data') as string;
+			const binaryPropertyName = this.getNodeParameter(
+				'options.binaryPropertyName',
+				index,
+				'data',
+			) as string;
 			const rawBody = item.binary?.[binaryPropertyName]
 				? await this.helpers.getBinaryDataBuffer(index, binaryPropertyName)
 				: undefined;
@@ -31,27 +35,45 @@ export async function executeVerify(this: IExecuteFunctions): Promise<INodeExecu
 				headers: plainObject(item.json.headers) ?? {},
 				query: plainObject(item.json.query),
 			};
-			const verdict = verifySignature(scheme, request, secrets, readSchemeSettings(this, index, scheme, nowSeconds));
-			const routed: INodeExecutionData = { json: { ...item.json, webhookSignature: verdict }, pairedItem: { item: index } };
+			const verdict = verifySignature(
+				scheme,
+				request,
+				secrets,
+				readSchemeSettings(this, index, scheme, nowSeconds),
+			);
+			const routed: INodeExecutionData = {
+				json: { ...item.json, webhookSignature: verdict },
+				pairedItem: { item: index },
+			};
 			if (item.binary) routed.binary = item.binary;
 			outputs[verdict.valid ? VALID_OUTPUT : INVALID_OUTPUT].push(routed);
 		} catch (error) {
 			// A setting that verifies nothing (bad secret format, no public URL): never Valid.
 			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!this.continueOnFail()) throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			if (!this.continueOnFail())
+				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
 			outputs[INVALID_OUTPUT].push({ json: { error: message }, pairedItem: { item: index } });
 		}
 	}
 	return outputs;
 }
 
-function readSchemeSettings(context: IExecuteFunctions, index: number, scheme: string, nowSeconds: number): SchemeSettings {
+function readSchemeSettings(
+	context: IExecuteFunctions,
+	index: number,
+	scheme: string,
+	nowSeconds: number,
+): SchemeSettings {
 	const settings: SchemeSettings = {
 		nowSeconds,
 		toleranceSeconds: context.getNodeParameter('toleranceSeconds', index, 300) as number,
 	};
-	if (!(settings.toleranceSeconds > 0)) throw new Error(`Tolerance must be a positive number of seconds, got ${settings.toleranceSeconds}`);
-	if (scheme === 'twilio') settings.publicUrl = context.getNodeParameter('publicUrl', index, '') as string;
+	if (!(settings.toleranceSeconds > 0))
+		throw new Error(
+			`Tolerance must be a positive number of seconds, got ${settings.toleranceSeconds}`,
+		);
+	if (scheme === 'twilio')
+		settings.publicUrl = context.getNodeParameter('publicUrl', index, '') as string;
 	if (scheme === 'genericHmac') {
 		settings.generic = {
 			signatureHeader: context.getNodeParameter('signatureHeader', index, 'X-Signature') as string,
@@ -66,5 +88,7 @@ function readSchemeSettings(context: IExecuteFunctions, index: number, scheme: s
 }
 
 function plainObject(value: unknown): Record<string, unknown> | undefined {
-	return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+	return value !== null && typeof value === 'object' && !Array.isArray(value)
+		? (value as Record<string, unknown>)
+		: undefined;
 }

@@ -13,22 +13,45 @@ export const signatureProperties: INodeProperties[] = [
 			{
 				name: 'Generic HMAC',
 				value: 'genericHmac',
-				description: 'Any HMAC signature: header, algorithm, encoding, prefix, optional timestamp, signed content',
+				description:
+					'Any HMAC signature: header, algorithm, encoding, prefix, optional timestamp, signed content',
 			},
-			{ name: 'GitHub', value: 'github', description: 'X-Hub-Signature-256: sha256=&lt;hex&gt; over the raw body' },
-			{ name: 'Shopify', value: 'shopify', description: 'X-Shopify-Hmac-Sha256: base64 HMAC-SHA256 of the raw body' },
-			{ name: 'Slack', value: 'slack', description: 'X-Slack-Signature: v0=&lt;hex&gt; over v0:{timestamp}:{body}' },
+			{
+				name: 'GitHub',
+				value: 'github',
+				description: 'X-Hub-Signature-256: sha256=&lt;hex&gt; over the raw body',
+			},
+			{
+				name: 'Shopify',
+				value: 'shopify',
+				description: 'X-Shopify-Hmac-Sha256: base64 HMAC-SHA256 of the raw body',
+			},
+			{
+				name: 'Slack',
+				value: 'slack',
+				description: 'X-Slack-Signature: v0=&lt;hex&gt; over v0:{timestamp}:{body}',
+			},
 			{
 				name: 'Standard Webhooks',
 				value: 'standardWebhooks',
-				description: 'Webhook-ID, Webhook-Timestamp, Webhook-Signature: v1 (secret whsec_…) or v1a Ed25519 (public key whpk_…)',
+				description:
+					'Webhook-ID, Webhook-Timestamp, Webhook-Signature: v1 (secret whsec_…) or v1a Ed25519 (public key whpk_…)',
 			},
-			{ name: 'Stripe', value: 'stripe', description: 'Stripe-Signature: t=…,v1=&lt;hex&gt; over {t}.{body}; any v1 may match' },
-			{ name: 'Svix', value: 'svix', description: 'Standard Webhooks with Svix-ID, Svix-Timestamp, Svix-Signature headers' },
+			{
+				name: 'Stripe',
+				value: 'stripe',
+				description: 'Stripe-Signature: t=…,v1=&lt;hex&gt; over {t}.{body}; any v1 may match',
+			},
+			{
+				name: 'Svix',
+				value: 'svix',
+				description: 'Standard Webhooks with Svix-ID, Svix-Timestamp, Svix-Signature headers',
+			},
 			{
 				name: 'Twilio',
 				value: 'twilio',
-				description: 'X-Twilio-Signature: HMAC-SHA1 of the public URL and the sorted form parameters (or bodySHA256 for JSON)',
+				description:
+					'X-Twilio-Signature: HMAC-SHA1 of the public URL and the sorted form parameters (or bodySHA256 for JSON)',
 			},
 		],
 		default: 'stripe',
@@ -100,7 +123,8 @@ export const signatureProperties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'X-Timestamp',
-		description: 'Header with the signed Unix timestamp in seconds; empty if the sender signs none (then no replay window is checked)',
+		description:
+			'Header with the signed Unix timestamp in seconds; empty if the sender signs none (then no replay window is checked)',
 		displayOptions: showForGeneric,
 	},
 	{
@@ -125,7 +149,8 @@ export const signatureProperties: INodeProperties[] = [
 				name: 'binaryPropertyName',
 				type: 'string',
 				default: 'data',
-				description: 'Where the Webhook node puts the raw request bytes (its Raw Body option must be on)',
+				description:
+					'Where the Webhook node puts the raw request bytes (its Raw Body option must be on)',
 			},
 		],
 	},

@@ -1,4 +1,8 @@
-import type { ICredentialTestFunctions, ICredentialsDecrypted, INodeCredentialTestResult } from 'n8n-workflow';
+import type {
+	ICredentialTestFunctions,
+	ICredentialsDecrypted,
+	INodeCredentialTestResult,
+} from 'n8n-workflow';
 
 import { secretsProblem } from '../signature/secrets';
 
@@ -12,5 +16,7 @@ export async function webhookSigningSecretTest(
 		current: typeof data.secret === 'string' ? data.secret : '',
 		previous: typeof data.previousSecret === 'string' ? data.previousSecret : '',
 	});
-	return problem ? { status: 'Error', message: problem } : { status: 'OK', message: 'The secret is set' };
+	return problem
+		? { status: 'Error', message: problem }
+		: { status: 'OK', message: 'The secret is set' };
 }

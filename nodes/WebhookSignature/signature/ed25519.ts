@@ -13,13 +13,22 @@ export function isStandardWebhooksPublicKey(secret: string): boolean {
 export function ed25519PublicKey(secret: string): KeyObject {
 	const raw = decodeBase64(secret.trim().slice(PUBLIC_KEY_PREFIX.length));
 	if (!raw || raw.length !== 32) {
-		throw new SignatureConfigError('the public key is not a Standard Webhooks public key ("whpk_" followed by the base64 of 32 bytes)');
+		throw new SignatureConfigError(
+			'the public key is not a Standard Webhooks public key ("whpk_" followed by the base64 of 32 bytes)',
+		);
 	}
-	return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+	return createPublicKey({
+		key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') },
+		format: 'jwk',
+	});
 }
 
 /** Whether any of the signatures is a valid Ed25519 signature of `message` under `publicKey`. */
-export function ed25519VerifiesAny(publicKey: KeyObject, message: Uint8Array, signatures: Uint8Array[]): boolean {
+export function ed25519VerifiesAny(
+	publicKey: KeyObject,
+	message: Uint8Array,
+	signatures: Uint8Array[],
+): boolean {
 	let verified = false;
 	for (const signature of signatures) {
 		if (signature.length === 64 && verify(null, message, publicKey, signature)) verified = true;

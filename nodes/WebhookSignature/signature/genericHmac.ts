@@ -38,13 +38,25 @@ export function verifyGenericHmac(
 	const template = parseSignedContent(settings);
 	const signed = readSignedParts(SCHEME, request, [settings.signatureHeader]);
 	if (!signed.ok) return signed.verdict;
-	const { body, headers: [header] } = signed;
+	const {
+		body,
+		headers: [header],
+	} = signed;
 	if (!header.startsWith(settings.prefix)) {
-		return refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} does not start with "${settings.prefix}"`);
+		return refuse(
+			SCHEME,
+			'malformed_header',
+			`header ${settings.signatureHeader} does not start with "${settings.prefix}"`,
+		);
 	}
 	const digestText = header.slice(settings.prefix.length);
 	const given = settings.encoding === 'hex' ? decodeHex(digestText) : decodeBase64(digestText);
-	if (!given) return refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} is not ${settings.encoding} after its prefix`);
+	if (!given)
+		return refuse(
+			SCHEME,
+			'malformed_header',
+			`header ${settings.signatureHeader} is not ${settings.encoding} after its prefix`,
+		);
 
 	let signedAt: number | null = null;
 	let timestampText = '';
@@ -93,16 +105,25 @@ export function parseSignedContent(settings: GenericHmacSettings): TemplatePart[
 		last = match.index! + match[0].length;
 	}
 	if (last < text.length) parts.push({ literal: text.slice(last) });
-	const literals = parts.filter((part): part is { literal: string } => 'literal' in part).map((part) => part.literal);
+	const literals = parts
+		.filter((part): part is { literal: string } => 'literal' in part)
+		.map((part) => part.literal);
 	if (literals.some((literal) => /[{}]/.test(literal))) {
-		throw new SignatureConfigError(`Signed Content "${text}" has an unknown placeholder; use {body}, {timestamp} or {header:Name}`);
+		throw new SignatureConfigError(
+			`Signed Content "${text}" has an unknown placeholder; use {body}, {timestamp} or {header:Name}`,
+		);
 	}
 	if (!parts.some((part) => 'body' in part)) {
-		throw new SignatureConfigError(`Signed Content "${text}" must contain {body}: a signature that does not cover the body proves nothing about it`);
+		throw new SignatureConfigError(
+			`Signed Content "${text}" must contain {body}: a signature that does not cover the body proves nothing about it`,
+		);
 	}
 	if (parts.some((part) => 'timestamp' in part) && settings.timestampHeader === '') {
-		throw new SignatureConfigError('Signed Content uses {timestamp}, but no Timestamp Header is set');
+		throw new SignatureConfigError(
+			'Signed Content uses {timestamp}, but no Timestamp Header is set',
+		);
 	}
-	if (settings.signatureHeader.trim() === '') throw new SignatureConfigError('Signature Header is empty');
+	if (settings.signatureHeader.trim() === '')
+		throw new SignatureConfigError('Signature Header is empty');
 	return parts;
 }

@@ -13,9 +13,17 @@ const HEADER = 'X-Hub-Signature-256';
 export function verifyGitHub(request: SignedRequest, secrets: SigningSecrets): SignatureVerdict {
 	const parts = readSignedParts(SCHEME, request, [HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const { body, headers: [header] } = parts;
+	const {
+		body,
+		headers: [header],
+	} = parts;
 	const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header);
-	if (!match) return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not "sha256=" followed by 64 hex digits`);
+	if (!match)
+		return refuse(
+			SCHEME,
+			'malformed_header',
+			`header ${HEADER} is not "sha256=" followed by 64 hex digits`,
+		);
 	return signedVerdict(
 		SCHEME,
 		secrets,

@@ -1,6 +1,7 @@
 import type { SignatureFailure } from './verdict';
 
-export type HeaderRead = { ok: true; value: string } | { ok: false; reason: SignatureFailure; message: string };
+export type HeaderRead =
+	{ ok: true; value: string } | { ok: false; reason: SignatureFailure; message: string };
 
 /**
  * One header's single value. Node joins a header sent twice with ", " (and n8n passes that on), so an
@@ -10,11 +11,17 @@ export function readSingleHeader(headers: Record<string, unknown>, name: string)
 	const wanted = name.trim().toLowerCase();
 	const match = Object.keys(headers).find((header) => header.toLowerCase() === wanted);
 	const value = match === undefined ? undefined : headers[match];
-	if (value === undefined || value === null) return { ok: false, reason: 'missing_header', message: `header ${name} is missing` };
+	if (value === undefined || value === null)
+		return { ok: false, reason: 'missing_header', message: `header ${name} is missing` };
 	if (Array.isArray(value) || (typeof value === 'string' && value.includes(', '))) {
-		return { ok: false, reason: 'malformed_header', message: `header ${name} was sent more than once` };
+		return {
+			ok: false,
+			reason: 'malformed_header',
+			message: `header ${name} was sent more than once`,
+		};
 	}
 	const text = String(value).trim();
-	if (text === '') return { ok: false, reason: 'malformed_header', message: `header ${name} is empty` };
+	if (text === '')
+		return { ok: false, reason: 'malformed_header', message: `header ${name} is empty` };
 	return { ok: true, value: text };
 }

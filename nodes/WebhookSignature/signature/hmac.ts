@@ -3,7 +3,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export type HmacAlgorithm = 'sha1' | 'sha256' | 'sha512';
 
 /** HMAC over the concatenation of `parts`, fed as bytes: the raw body is never turned into text. */
-export function hmac(algorithm: HmacAlgorithm, key: string | Uint8Array, parts: Array<string | Uint8Array>): Buffer {
+export function hmac(
+	algorithm: HmacAlgorithm,
+	key: string | Uint8Array,
+	parts: Array<string | Uint8Array>,
+): Buffer {
 	const mac = createHmac(algorithm, key);
 	for (const part of parts) mac.update(part);
 	return mac.digest();
@@ -16,7 +20,8 @@ export function hmac(algorithm: HmacAlgorithm, key: string | Uint8Array, parts: 
 export function matchesAny(expected: Uint8Array, candidates: Uint8Array[]): boolean {
 	let matched = false;
 	for (const candidate of candidates) {
-		if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) matched = true;
+		if (candidate.length === expected.length && timingSafeEqual(candidate, expected))
+			matched = true;
 	}
 	return matched;
 }

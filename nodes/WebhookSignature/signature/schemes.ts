@@ -5,9 +5,23 @@ import { verifySlack } from './slack';
 import { verifyStandardWebhooks } from './standardWebhooks';
 import { verifyStripe } from './stripe';
 import { verifyTwilio } from './twilio';
-import { refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets, type VerifyOptions } from './verdict';
+import {
+	refuse,
+	type SignedRequest,
+	type SignatureVerdict,
+	type SigningSecrets,
+	type VerifyOptions,
+} from './verdict';
 
-export type SchemeName = 'stripe' | 'github' | 'shopify' | 'slack' | 'standardWebhooks' | 'svix' | 'twilio' | 'genericHmac';
+export type SchemeName =
+	| 'stripe'
+	| 'github'
+	| 'shopify'
+	| 'slack'
+	| 'standardWebhooks'
+	| 'svix'
+	| 'twilio'
+	| 'genericHmac';
 
 /** Everything a scheme may need besides the request and the secrets; each scheme reads its own part. */
 export interface SchemeSettings extends VerifyOptions {
@@ -15,18 +29,24 @@ export interface SchemeSettings extends VerifyOptions {
 	generic?: GenericHmacSettings;
 }
 
-type Verifier = (request: SignedRequest, secrets: SigningSecrets, settings: SchemeSettings) => SignatureVerdict;
+type Verifier = (
+	request: SignedRequest,
+	secrets: SigningSecrets,
+	settings: SchemeSettings,
+) => SignatureVerdict;
 
 const VERIFIERS: Record<SchemeName, Verifier> = {
 	stripe: verifyStripe,
 	github: verifyGitHub,
 	shopify: verifyShopify,
 	slack: verifySlack,
-	standardWebhooks: (request, secrets, settings) => verifyStandardWebhooks(request, secrets, settings, 'webhook'),
+	standardWebhooks: (request, secrets, settings) =>
+		verifyStandardWebhooks(request, secrets, settings, 'webhook'),
 	svix: (request, secrets, settings) => verifyStandardWebhooks(request, secrets, settings, 'svix'),
 	twilio: (request, secrets, settings) => verifyTwilio(request, secrets, settings.publicUrl ?? ''),
 	genericHmac: (request, secrets, settings) => {
-		if (!settings.generic) return refuse('genericHmac', 'unknown_scheme', 'the generic HMAC scheme needs its settings');
+		if (!settings.generic)
+			return refuse('genericHmac', 'unknown_scheme', 'the generic HMAC scheme needs its settings');
 		return verifyGenericHmac(request, secrets, settings, settings.generic);
 	},
 };
@@ -43,7 +63,14 @@ export function verifySignature(
 	secrets: SigningSecrets,
 	settings: SchemeSettings,
 ): SignatureVerdict {
-	const verifier = Object.prototype.hasOwnProperty.call(VERIFIERS, scheme) ? VERIFIERS[scheme as SchemeName] : undefined;
-	if (!verifier) return refuse(scheme, 'unknown_scheme', `unknown signature scheme "${scheme}"; one of ${SCHEME_NAMES.join(', ')}`);
+	const verifier = Object.prototype.hasOwnProperty.call(VERIFIERS, scheme)
+		? VERIFIERS[scheme as SchemeName]
+		: undefined;
+	if (!verifier)
+		return refuse(
+			scheme,
+			'unknown_scheme',
+			`unknown signature scheme "${scheme}"; one of ${SCHEME_NAMES.join(', ')}`,
+		);
 	return verifier(request, secrets, settings);
 }

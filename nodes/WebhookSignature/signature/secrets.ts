@@ -1,8 +1,12 @@
 import type { SecretUsed, SigningSecrets } from './verdict';
 
 /** The secrets to try, current first; the previous one only while a rotation is under way. */
-export function candidateSecrets(secrets: SigningSecrets): Array<{ used: SecretUsed; secret: string }> {
-	const list: Array<{ used: SecretUsed; secret: string }> = [{ used: 'current', secret: secrets.current }];
+export function candidateSecrets(
+	secrets: SigningSecrets,
+): Array<{ used: SecretUsed; secret: string }> {
+	const list: Array<{ used: SecretUsed; secret: string }> = [
+		{ used: 'current', secret: secrets.current },
+	];
 	if (secrets.previous) list.push({ used: 'previous', secret: secrets.previous });
 	return list;
 }
@@ -11,14 +15,19 @@ export function candidateSecrets(secrets: SigningSecrets): Array<{ used: SecretU
  * What is wrong with the configured secrets, if anything: the credential test shows it before the first
  * delivery is refused. A pasted secret with a stray space or newline is the classic mistake.
  */
-export function secretsProblem(secrets: { current: string; previous?: string }): string | undefined {
+export function secretsProblem(secrets: {
+	current: string;
+	previous?: string;
+}): string | undefined {
 	if (secrets.current === '') return 'The secret is empty';
 	for (const [label, value] of [
 		['secret', secrets.current],
 		['previous secret', secrets.previous ?? ''],
 	] as const) {
-		if (value !== value.trim()) return `The ${label} starts or ends with whitespace (pasted with a newline?)`;
+		if (value !== value.trim())
+			return `The ${label} starts or ends with whitespace (pasted with a newline?)`;
 	}
-	if (secrets.previous && secrets.previous === secrets.current) return 'The previous secret is the same as the secret';
+	if (secrets.previous && secrets.previous === secrets.current)
+		return 'The previous secret is the same as the secret';
 	return undefined;
 }

@@ -13,7 +13,10 @@ const HEADER = 'X-Shopify-Hmac-Sha256';
 export function verifyShopify(request: SignedRequest, secrets: SigningSecrets): SignatureVerdict {
 	const parts = readSignedParts(SCHEME, request, [HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const { body, headers: [header] } = parts;
+	const {
+		body,
+		headers: [header],
+	} = parts;
 	const given = decodeBase64(header);
 	if (!given || given.length !== 32) {
 		return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-256 digest`);

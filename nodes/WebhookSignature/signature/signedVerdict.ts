@@ -16,7 +16,13 @@ export function signedVerdict(
 	mismatchMessage: string,
 	freshness?: { signedAt: number; options: VerifyOptions },
 ): SignatureVerdict {
-	return verifiedVerdict(scheme, secrets, (secret) => matchesAny(expectedMac(secret), sent), mismatchMessage, freshness);
+	return verifiedVerdict(
+		scheme,
+		secrets,
+		(secret) => matchesAny(expectedMac(secret), sent),
+		mismatchMessage,
+		freshness,
+	);
 }
 
 /** The same for any check of one secret (an asymmetric signature has no expected value to compare with). */

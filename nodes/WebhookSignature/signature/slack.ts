@@ -15,12 +15,24 @@ const SIGNATURE_HEADER = 'X-Slack-Signature';
 const TIMESTAMP_HEADER = 'X-Slack-Request-Timestamp';
 
 /** Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 of `v0:{X-Slack-Request-Timestamp}:{raw body}`. */
-export function verifySlack(request: SignedRequest, secrets: SigningSecrets, options: VerifyOptions): SignatureVerdict {
+export function verifySlack(
+	request: SignedRequest,
+	secrets: SigningSecrets,
+	options: VerifyOptions,
+): SignatureVerdict {
 	const parts = readSignedParts(SCHEME, request, [SIGNATURE_HEADER, TIMESTAMP_HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const { body, headers: [signature, timestamp] } = parts;
+	const {
+		body,
+		headers: [signature, timestamp],
+	} = parts;
 	const match = /^v0=([0-9a-fA-F]{64})$/.exec(signature);
-	if (!match) return refuse(SCHEME, 'malformed_header', `header ${SIGNATURE_HEADER} is not "v0=" followed by 64 hex digits`);
+	if (!match)
+		return refuse(
+			SCHEME,
+			'malformed_header',
+			`header ${SIGNATURE_HEADER} is not "v0=" followed by 64 hex digits`,
+		);
 	const parsed = parseUnixSeconds(SCHEME, `header ${TIMESTAMP_HEADER}`, timestamp);
 	if (!parsed.ok) return parsed.verdict;
 

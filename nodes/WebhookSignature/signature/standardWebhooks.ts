@@ -28,22 +28,43 @@ export function verifyStandardWebhooks(
 	flavour: StandardWebhooksFlavour = 'webhook',
 ): SignatureVerdict {
 	const scheme = flavour === 'svix' ? 'svix' : 'standardWebhooks';
-	const parts = readSignedParts(scheme, request, [`${flavour}-id`, `${flavour}-timestamp`, `${flavour}-signature`]);
+	const parts = readSignedParts(scheme, request, [
+		`${flavour}-id`,
+		`${flavour}-timestamp`,
+		`${flavour}-signature`,
+	]);
 	if (!parts.ok) return parts.verdict;
-	const { body, headers: [id, timestamp, signatureList] } = parts;
+	const {
+		body,
+		headers: [id, timestamp, signatureList],
+	} = parts;
 
 	const signatures: Record<'v1' | 'v1a', Buffer[]> = { v1: [], v1a: [] };
 	for (const entry of signatureList.split(' ').filter((token) => token !== '')) {
 		const comma = entry.indexOf(',');
-		if (comma <= 0) return refuse(scheme, 'malformed_header', `header ${flavour}-signature has an entry that is not "version,signature"`);
+		if (comma <= 0)
+			return refuse(
+				scheme,
+				'malformed_header',
+				`header ${flavour}-signature has an entry that is not "version,signature"`,
+			);
 		const version = entry.slice(0, comma);
 		if (version !== 'v1' && version !== 'v1a') continue;
 		const decoded = decodeBase64(entry.slice(comma + 1));
-		if (!decoded) return refuse(scheme, 'malformed_header', `header ${flavour}-signature has a ${version} entry that is not base64`);
+		if (!decoded)
+			return refuse(
+				scheme,
+				'malformed_header',
+				`header ${flavour}-signature has a ${version} entry that is not base64`,
+			);
 		signatures[version].push(decoded);
 	}
 	if (signatures.v1.length + signatures.v1a.length === 0) {
-		return refuse(scheme, 'malformed_header', `header ${flavour}-signature carries no v1 or v1a signature`);
+		return refuse(
+			scheme,
+			'malformed_header',
+			`header ${flavour}-signature carries no v1 or v1a signature`,
+		);
 	}
 	const parsed = parseUnixSeconds(scheme, `header ${flavour}-timestamp`, timestamp);
 	if (!parsed.ok) return parsed.verdict;
@@ -65,7 +86,9 @@ export function verifyStandardWebhooks(
 export function standardWebhooksKey(secret: string): Buffer {
 	const key = decodeBase64(secret.trim().replace(/^whsec_/, ''));
 	if (!key || key.length === 0) {
-		throw new SignatureConfigError('the signing secret is not a Standard Webhooks secret ("whsec_" followed by base64)');
+		throw new SignatureConfigError(
+			'the signing secret is not a Standard Webhooks secret ("whsec_" followed by base64)',
+		);
 	}
 	return key;
 }

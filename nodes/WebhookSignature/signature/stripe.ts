@@ -17,16 +17,28 @@ const HEADER = 'Stripe-Signature';
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 of `{t}.{raw body}`. Any v1 may
  * match: during a secret roll Stripe sends one per active secret. Other entries (v0) are ignored.
  */
-export function verifyStripe(request: SignedRequest, secrets: SigningSecrets, options: VerifyOptions): SignatureVerdict {
+export function verifyStripe(
+	request: SignedRequest,
+	secrets: SigningSecrets,
+	options: VerifyOptions,
+): SignatureVerdict {
 	const parts = readSignedParts(SCHEME, request, [HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const { body, headers: [header] } = parts;
+	const {
+		body,
+		headers: [header],
+	} = parts;
 
 	const timestamps: string[] = [];
 	const signatures: Buffer[] = [];
 	for (const entry of header.split(',')) {
 		const equals = entry.indexOf('=');
-		if (equals <= 0) return refuse(SCHEME, 'malformed_header', `header ${HEADER} has an entry that is not key=value`);
+		if (equals <= 0)
+			return refuse(
+				SCHEME,
+				'malformed_header',
+				`header ${HEADER} has an entry that is not key=value`,
+			);
 		const key = entry.slice(0, equals).trim();
 		const value = entry.slice(equals + 1).trim();
 		if (key === 't') timestamps.push(value);
@@ -37,9 +49,14 @@ export function verifyStripe(request: SignedRequest, secrets: SigningSecrets, op
 		}
 	}
 	if (timestamps.length !== 1) {
-		return refuse(SCHEME, 'malformed_header', `header ${HEADER} must carry exactly one t=, found ${timestamps.length}`);
+		return refuse(
+			SCHEME,
+			'malformed_header',
+			`header ${HEADER} must carry exactly one t=, found ${timestamps.length}`,
+		);
 	}
-	if (signatures.length === 0) return refuse(SCHEME, 'malformed_header', `header ${HEADER} carries no v1= signature`);
+	if (signatures.length === 0)
+		return refuse(SCHEME, 'malformed_header', `header ${HEADER} carries no v1= signature`);
 	const parsed = parseUnixSeconds(SCHEME, `${HEADER} t=`, timestamps[0]);
 	if (!parsed.ok) return parsed.verdict;
 

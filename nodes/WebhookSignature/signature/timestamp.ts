@@ -9,7 +9,10 @@ export function parseUnixSeconds(
 	text: string,
 ): { ok: true; seconds: number } | { ok: false; verdict: SignatureVerdict } {
 	if (!UNIX_SECONDS.test(text)) {
-		return { ok: false, verdict: refuse(scheme, 'malformed_header', `${where} is not a Unix timestamp in seconds`) };
+		return {
+			ok: false,
+			verdict: refuse(scheme, 'malformed_header', `${where} is not a Unix timestamp in seconds`),
+		};
 	}
 	return { ok: true, seconds: Number(text) };
 }
@@ -26,7 +29,11 @@ export function checkFreshness(
 ): SignatureVerdict | undefined {
 	const age = Math.floor(nowSeconds) - signedAt;
 	if (age > toleranceSeconds) {
-		return refuse(scheme, 'stale_timestamp', `signed ${age} s ago, more than the ${toleranceSeconds} s tolerance (a replay?)`);
+		return refuse(
+			scheme,
+			'stale_timestamp',
+			`signed ${age} s ago, more than the ${toleranceSeconds} s tolerance (a replay?)`,
+		);
 	}
 	if (-age > toleranceSeconds) {
 		return refuse(

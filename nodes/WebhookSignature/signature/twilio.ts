@@ -3,7 +3,13 @@ import { createHash } from 'node:crypto';
 import { decodeBase64, decodeHex, hmac, matchesAny } from './hmac';
 import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
-import { SignatureConfigError, refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
+import {
+	SignatureConfigError,
+	refuse,
+	type SignedRequest,
+	type SignatureVerdict,
+	type SigningSecrets,
+} from './verdict';
 
 const SCHEME = 'twilio';
 const HEADER = 'X-Twilio-Signature';
@@ -15,19 +21,31 @@ const BODY_HASH_PARAM = 'bodySHA256';
  * `bodySHA256=<hex>` to the query instead: the URL alone is signed, and that hash must match the bytes.
  * The public URL is a setting because n8n behind a proxy does not know the URL Twilio called.
  */
-export function verifyTwilio(request: SignedRequest, secrets: SigningSecrets, publicUrl: string): SignatureVerdict {
+export function verifyTwilio(
+	request: SignedRequest,
+	secrets: SigningSecrets,
+	publicUrl: string,
+): SignatureVerdict {
 	if (!/^https?:\/\/\S+$/.test(publicUrl.trim())) {
-		throw new SignatureConfigError('Twilio needs the public URL configured in Twilio (https://…), exactly as Twilio calls it');
+		throw new SignatureConfigError(
+			'Twilio needs the public URL configured in Twilio (https://…), exactly as Twilio calls it',
+		);
 	}
 	const parts = readSignedParts(SCHEME, request, [HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const { body, headers: [header] } = parts;
+	const {
+		body,
+		headers: [header],
+	} = parts;
 	const given = decodeBase64(header);
-	if (!given || given.length !== 20) return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-1 digest`);
+	if (!given || given.length !== 20)
+		return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-1 digest`);
 
 	const bodyHash = request.query?.[BODY_HASH_PARAM];
 	const content =
-		bodyHash === undefined ? formContent(publicUrl.trim(), body) : bodyHashContent(publicUrl.trim(), bodyHash);
+		bodyHash === undefined
+			? formContent(publicUrl.trim(), body)
+			: bodyHashContent(publicUrl.trim(), bodyHash);
 	if (typeof content !== 'string') return content;
 	const verdict = signedVerdict(
 		SCHEME,
@@ -40,7 +58,11 @@ export function verifyTwilio(request: SignedRequest, secrets: SigningSecrets, pu
 		// The URL (with its bodySHA256) is authentic; the bytes must be the ones it names.
 		const actual = createHash('sha256').update(body).digest();
 		if (!matchesAny(actual, [decodeHex(String(bodyHash))!])) {
-			return refuse(SCHEME, 'signature_mismatch', `the body does not match the signed ${BODY_HASH_PARAM}`);
+			return refuse(
+				SCHEME,
+				'signature_mismatch',
+				`the body does not match the signed ${BODY_HASH_PARAM}`,
+			);
 		}
 	}
 	return verdict;
@@ -50,13 +72,27 @@ export function verifyTwilio(request: SignedRequest, secrets: SigningSecrets, pu
 function formContent(url: string, rawBody: Uint8Array): string {
 	const params = new URLSearchParams(Buffer.from(rawBody).toString('utf8'));
 	const names = [...new Set(params.keys())].sort();
-	return url + names.map((name) => [...new Set(params.getAll(name))].sort().map((value) => name + value).join('')).join('');
+	return (
+		url +
+		names
+			.map((name) =>
+				[...new Set(params.getAll(name))]
+					.sort()
+					.map((value) => name + value)
+					.join(''),
+			)
+			.join('')
+	);
 }
 
 /** The URL Twilio called for a JSON body: the configured one with `bodySHA256=<hex>` appended to its query. */
 function bodyHashContent(url: string, bodyHash: unknown): string | SignatureVerdict {
 	if (typeof bodyHash !== 'string' || !decodeHex(bodyHash) || bodyHash.length !== 64) {
-		return refuse(SCHEME, 'malformed_header', `query parameter ${BODY_HASH_PARAM} is not a hex SHA-256 digest`);
+		return refuse(
+			SCHEME,
+			'malformed_header',
+			`query parameter ${BODY_HASH_PARAM} is not a hex SHA-256 digest`,
+		);
 	}
 	if (url.includes(`${BODY_HASH_PARAM}=`)) return url;
 	return `${url}${url.includes('?') ? '&' : '?'}${BODY_HASH_PARAM}=${bodyHash}`;

@@ -43,7 +43,11 @@ export class SignatureConfigError extends Error {
 	override name = 'SignatureConfigError';
 }
 
-export function refuse(scheme: string, reason: SignatureFailure, message: string): SignatureVerdict {
+export function refuse(
+	scheme: string,
+	reason: SignatureFailure,
+	message: string,
+): SignatureVerdict {
 	return { valid: false, scheme, reason, message };
 }
 
