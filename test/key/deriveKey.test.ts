@@ -110,7 +110,7 @@ describe('deriveKey: the seed rule (evt: + body.id, else sha256: of the raw byte
 		['null body', webhook(undefined, null)],
 		['empty raw body and empty json', webhook('', {})],
 	])('fails with a clear message for %s', (_label, input) => {
-		expect(() => deriveKey(input, AUTO)).toThrow(/no key: body has no "id", no raw request bytes/);
+		expect(() => deriveKey(input, AUTO)).toThrow(/no key: the body is empty and there are no request bytes to hash/);
 	});
 
 	it('hashes an id too long for an index entry instead of failing', () => {

@@ -84,7 +84,11 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			const message = `Item ${index}: ${(error as Error).message}`;
 			if (!continuesOnErrorOutput(this))
 				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
-			outputs[NEW_OUTPUT].push({ json: { error: message }, pairedItem: { item: index } });
+			// errorKind lets a workflow answer a delivery that can never be keyed with a 4xx, not a retryable 5xx.
+			outputs[NEW_OUTPUT].push({
+				json: { error: message, errorKind: 'bad_delivery' },
+				pairedItem: { item: index },
+			});
 		}
 	}
 	if (keyed.length === 0) return outputs;

@@ -22,7 +22,10 @@ export function databaseFailure(
 			description: detail === message ? undefined : detail,
 		});
 	}
-	return itemIndexes.map((index) => ({ json: { error: message }, pairedItem: { item: index } }));
+	return itemIndexes.map((index) => ({
+		json: { error: message, errorKind: 'database' },
+		pairedItem: { item: index },
+	}));
 }
 
 /**
