@@ -1,7 +1,8 @@
 // Throughput in real n8n: 8 concurrent clients, distinct events. Five published workflows measured in
 // short alternating blocks: Webhook → Respond (floor), Webhook → Idempotency Claim → Respond, the same
-// with Webhook Signature in front, the node template and the built-in-nodes template (workflows/). req/s and p50/p95 per workflow; the ratios are
-// medians of per-round ratios, so load from elsewhere on a shared machine hits all four alike.
+// with Webhook Signature in front, the node template and the built-in-nodes template (workflows/). req/s
+// and p50/p95 per workflow; the ratios are medians of per-round ratios, so load from elsewhere on a shared
+// machine hits all five alike.
 import type { Benchmark } from './benchmark';
 import { runLoad } from './loadGenerator';
 import type { BenchN8n, BenchWorkflow } from './n8nInstance';
