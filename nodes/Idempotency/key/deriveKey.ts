@@ -45,7 +45,7 @@ function deriveUnscopedKey(input: KeyInput, rule: KeyRule): DerivedKey {
 }
 
 /**
- * The seed's rule: `evt:` + body.id; without an id, `sha256:` + the hash of the exact request bytes;
+ * The default rule: `evt:` + body.id; without an id, `sha256:` + the hash of the exact request bytes;
  * without bytes, `sha256-json:` + the hash of the body's canonical JSON.
  */
 function keyFromEventIdOrBody(input: KeyInput): DerivedKey {
