@@ -10,6 +10,7 @@ import { startPostgres } from '../test/support/postgres';
 import { benchBatch } from './batch';
 import type { BenchContext, BenchResult, Benchmark } from './benchmark';
 import { benchClaimPath } from './claimPath';
+import { benchPooler } from './pooler';
 import { benchCleanup } from './cleanup';
 import { loadDist } from './dist';
 import { describeEnvironment } from './environment';
@@ -48,6 +49,7 @@ const check = (condition: boolean, message: string) => {
 // Plain Postgres benchmarks, then the ones in real n8n (they share one n8n instance), then the big table.
 const DATABASE_BENCHES: Array<[string, string, Benchmark]> = [
 	['claimPath', '1. Claim path: node vs raw pg', benchClaimPath],
+	['pooler', '1b. Claims through a transaction pooler', benchPooler],
 	['batch', '2. Batches of 10,000 items', benchBatch],
 ];
 const N8N_BENCHES: Array<[string, string, Benchmark]> = [
