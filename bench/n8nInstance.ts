@@ -33,6 +33,7 @@ const benchWorkflows = () => ({
 	claim: claimWorkflow(),
 	nodeTemplate: loadShippedWorkflow('idempotency-claim-template.json'),
 	builtinTemplate: loadShippedWorkflow('builtin-nodes-template.json'),
+	claimOnceTemplate: claimWithBusinessStepWorkflow('bench-claim-once-template', 'bench-claim-once'),
 	nodeVsRemoveDuplicates: claimWithBusinessStepWorkflow('bench-node-business', 'bench-node'),
 	removeDuplicates: removeDuplicatesWorkflow('bench-remove-duplicates', 'bench-remove-duplicates'),
 	batchClaim: batchClaimWorkflow(),

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool, type PoolClient } from 'pg';
 
+import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
 import { withClient } from '../support/database';
 import { deliver } from '../support/deliver';
 import { templateCredentials } from '../support/n8n/credentials';
@@ -33,25 +34,22 @@ const reportWorkflow = withParameters(loadShippedWorkflow('stuck-claims-report.j
 });
 
 let server: TestPostgres;
-let databaseName: string;
+let app: AppDatabase | undefined;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 
 beforeAll(async () => {
 	server = await startTestPostgres();
-	databaseName = `idem_stuck_${randomBytes(4).toString('hex')}`;
-	await withClient(server.url, (admin) => admin.query(`CREATE DATABASE ${databaseName}`));
-	const url = new URL(server.url);
-	url.pathname = `/${databaseName}`;
-	pool = new Pool({ connectionString: url.toString(), max: 4 });
-	await pool.query(tablesSql());
+	app = await createAppDatabase(server.url, 'stuck_e2e');
+	await withClient(app.appUrl, (client) => client.query(tablesSql()));
+	pool = new Pool({ connectionString: app.adminUrl, max: 4 });
 	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
 	n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
-		credentials: templateCredentials(url.toString()),
+		credentials: templateCredentials(app.appUrl),
 		workflows: [dyingWorkflow, reportWorkflow],
 		publish: [dyingWorkflow.id],
-		databaseUrl: url.toString(),
+		databaseUrl: app.adminUrl,
 		databaseSchema: N8N_SCHEMA,
 	});
 	await n8n.start();
@@ -60,10 +58,7 @@ beforeAll(async () => {
 afterAll(async () => {
 	await n8n?.close();
 	await pool?.end();
-	if (databaseName)
-		await withClient(server.url, (admin) =>
-			admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`),
-		);
+	await app?.drop();
 	await server?.stop();
 }, 120_000);
 
