@@ -35,6 +35,7 @@ const benchWorkflows = () => ({
 	signedClaim: signedClaimWorkflow(),
 	nodeTemplate: loadShippedWorkflow('idempotency-claim-template.json'),
 	builtinTemplate: loadShippedWorkflow('builtin-nodes-template.json'),
+	claimOnceTemplate: claimWithBusinessStepWorkflow('bench-claim-once-template', 'bench-claim-once'),
 	nodeVsRemoveDuplicates: claimWithBusinessStepWorkflow('bench-node-business', 'bench-node'),
 	removeDuplicates: removeDuplicatesWorkflow('bench-remove-duplicates', 'bench-remove-duplicates'),
 	batchClaim: batchClaimWorkflow(),

@@ -12,6 +12,7 @@ import type { BenchContext, BenchResult, Benchmark } from './benchmark';
 import { benchClaimPath } from './claimPath';
 import { benchPooler } from './pooler';
 import { benchCleanup } from './cleanup';
+import { benchGrowth } from './growth';
 import { loadDist } from './dist';
 import { describeEnvironment } from './environment';
 import { benchMemory } from './memory';
@@ -59,6 +60,7 @@ const N8N_BENCHES: Array<[string, string, Benchmark]> = [
 ];
 const LATE_BENCHES: Array<[string, string, Benchmark]> = [
 	['cleanup', '5. Cleanup at scale', benchCleanup],
+	['growth', '5b. Claims as the table grows', benchGrowth],
 	['memory', '6a. Memory of a Node process driving the node', benchMemory],
 ];
 

@@ -9,6 +9,7 @@ import {
 import { routeKeyOperation } from './actions/keyRouter';
 import { purgeProperties } from './actions/purge.operation';
 import { settleProperties } from './actions/settle.operation';
+import { stuckClaimsProperties } from './actions/stuckClaims.operation';
 import { tableOptions } from './descriptions/tableOptions';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 
@@ -21,7 +22,7 @@ export class IdempotencyKey implements INodeType {
 		usableAsTool: true,
 		version: 1,
 		subtitle: '={{ $parameter.operation }}',
-		description: 'Complete or release a claimed key, or purge old keys',
+		description: 'Complete or release a claimed key, list stuck claims, or purge old keys',
 		defaults: { name: 'Idempotency Key' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
@@ -47,6 +48,13 @@ export class IdempotencyKey implements INodeType {
 							'Mark the key done after the business step succeeded; later deliveries are completed duplicates',
 					},
 					{
+						name: 'List Stuck Claims',
+						value: 'listStuck',
+						action: 'List stuck claims',
+						description:
+							'List claims left processing with an expired lease (their execution died), optionally with a summary of the table',
+					},
+					{
 						name: 'Purge',
 						value: 'purge',
 						action: 'Purge old keys',
@@ -64,6 +72,7 @@ export class IdempotencyKey implements INodeType {
 			},
 			...settleProperties,
 			...purgeProperties,
+			...stuckClaimsProperties,
 			{
 				displayName: 'Options',
 				name: 'options',

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 
+import { newClaimToken } from '../../nodes/Idempotency/actions/claimToken';
 import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
 import type {
 	ClaimOptions,
@@ -38,7 +38,7 @@ export function withClaimHelper(table: ClaimTable): TestClaimTable {
 			claimBatch(
 				table,
 				keys.map((k) => (typeof k === 'string' ? { key: k, fingerprint: null } : k)),
-				{ mode: 'once', leaseSeconds: 60, countRepeats: true, token: randomUUID(), ...options },
+				{ mode: 'once', leaseSeconds: 60, countRepeats: true, token: newClaimToken(), ...options },
 			),
 	};
 }

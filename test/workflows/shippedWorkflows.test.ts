@@ -55,13 +55,14 @@ const packageCredentialTypes = manifest.n8n.credentials.map(
 	(path) => loadFromSource<{ name: string }>(path).name,
 );
 
-it('ships the five workflows', () => {
+it('ships the six workflows', () => {
 	expect(files.sort()).toEqual([
 		'builtin-nodes-template.json',
 		'cleanup-processed-events.json',
 		'github-template.json',
 		'idempotency-claim-template.json',
 		'stripe-template.json',
+		'stuck-claims-report.json',
 	]);
 });
 
@@ -174,5 +175,66 @@ describe.each([
 			),
 		);
 		expect(feeders).toEqual([{ from: 'Webhook Signature', output: 0 }]);
+	});
+});
+
+const KEY_NODE = `${manifest.name}.idempotencyKey`;
+
+describe('stuck-claims-report.json', () => {
+	const { workflow } = workflows.find((entry) => entry.file === 'stuck-claims-report.json')!;
+	const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
+	const targetsOf = (from: string) =>
+		(workflow.connections[from]?.main ?? []).flat().map((target) => byName.get(target.node)!);
+	const report = workflow.nodes.find((node) => node.type === KEY_NODE)!;
+	const keyProperties = packageNodes.get(KEY_NODE)!.description.properties;
+
+	it('runs List Stuck Claims from a Schedule Trigger and from a Manual Trigger', () => {
+		for (const type of ['n8n-nodes-base.scheduleTrigger', 'n8n-nodes-base.manualTrigger']) {
+			const trigger = workflow.nodes.find((node) => node.type === type)!;
+			expect(targetsOf(trigger.name)).toEqual([report]);
+		}
+		const operation = keyProperties.find((property) => property.name === 'operation')!;
+		expect((operation.options as Array<{ value: string }>).map((o) => o.value)).toContain(
+			report.parameters.operation,
+		);
+		expect(report.parameters.operation).toBe('listStuck');
+	});
+
+	it("sets only parameters the List Stuck Claims operation shows, with values of the property's type", () => {
+		for (const [name, value] of Object.entries(report.parameters)) {
+			if (name === 'operation' || name === 'options') continue;
+			const property = keyProperties.find((candidate) => candidate.name === name)!;
+			expect({ name, shownFor: property.displayOptions?.show?.operation }).toEqual({
+				name,
+				shownFor: ['listStuck'],
+			});
+			expect({ name, type: typeof value }).toEqual({
+				name,
+				type: property.type === 'boolean' ? 'boolean' : 'number',
+			});
+		}
+	});
+
+	it('ends in one clearly marked node for the user to replace, after every other node', () => {
+		const ends = workflow.nodes.filter(
+			(node) => node.type !== 'n8n-nodes-base.stickyNote' && !workflow.connections[node.name],
+		);
+		expect(ends.map((node) => node.name)).toEqual(['Send the report here (replace me)']);
+		let node = report;
+		const path = [node.name];
+		while (workflow.connections[node.name]) {
+			[node] = targetsOf(node.name);
+			path.push(node.name);
+		}
+		expect(path.at(-1)).toBe('Send the report here (replace me)');
+	});
+
+	it('its note says what to do with a stuck key for each provider', () => {
+		const note = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.stickyNote')!;
+		const content = String(note.parameters.content);
+		expect(content).toMatch(/GitHub.*redeliver.*\/deliveries\/\{delivery_id\}\/attempts/s);
+		expect(content).toMatch(/Stripe.*Dashboard.*stripe events resend/s);
+		expect(content).toMatch(/Standard Webhooks \/ Svix.*replay/s);
+		expect(content).toMatch(/replace me/);
 	});
 });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
 	NodeOperationError,
 	type IDataObject,
@@ -15,6 +14,7 @@ import type { ClaimMode, ClaimOutcome } from '../store/claimOutcome';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { LEASE_CLAIM_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
+import { newClaimToken } from './claimToken';
 import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
 import { readCredentials } from './readCredentials';
 import { readNumber } from './readNumber';
@@ -98,7 +98,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			countRepeats || mode === 'lease' ? ['SELECT', 'INSERT', 'UPDATE'] : ['SELECT', 'INSERT'],
 	};
 	const requests = keyed.map((item) => ({ key: item.derived.key, fingerprint: item.fingerprint }));
-	const options = { mode, leaseSeconds, countRepeats, token: randomUUID() };
+	const options = { mode, leaseSeconds, countRepeats, token: newClaimToken() };
 	try {
 		const table = await openClaimTable(await poolFor(credentials), ref, needs);
 		outcomes = await withCurrentTable(table, needs, (current) =>

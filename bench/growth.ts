@@ -1,0 +1,151 @@
+// Claims as the table grows: the node's claim (Claim Once, counting repeats) on tables already holding
+// 0, 1 M, 10 M and 30 M keys (--quick: 0, 20,000, 100,000), 1 item per execution and 100-item batches,
+// new and repeat keys. All tables are loaded first, then measured in interleaved rounds, so load from
+// elsewhere on the machine hits every size alike. Also table + indexes per million keys at each size.
+import type { Pool } from 'pg';
+
+import type { Benchmark, BenchRow } from './benchmark';
+import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
+import { formatMiB, formatRatio, timed } from './stats';
+
+const TARGET_RATIO = 0.8;
+
+interface Shape {
+	label: string;
+	batch: number;
+	repeat: boolean;
+}
+
+const SHAPES: Shape[] = [
+	{ label: '1 item, new key', batch: 1, repeat: false },
+	{ label: '1 item, repeat key', batch: 1, repeat: true },
+	{ label: '100 items, new keys', batch: 100, repeat: false },
+	{ label: '100 items, repeat keys', batch: 100, repeat: true },
+];
+
+/** The ids the bulk load gives row i (the node's key is `evt:` + id). */
+const loadedId = (i: number) => `evt_${i.toString(16).padStart(24, '0')}`;
+
+export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
+	const sizes = quick ? [0, 20_000, 100_000] : [0, 1_000_000, 10_000_000, 30_000_000];
+	const rounds = quick ? 3 : 5;
+	const keysPerRound = quick ? 300 : 2_000;
+	const tables = sizes.map((size) => `bench_growth_${size}`);
+	const perMillion: number[] = [];
+	for (const [index, size] of sizes.entries()) {
+		log(`growth: loading ${size.toLocaleString('en')} keys…`);
+		const { ms } = await timed(() => load(dist, pool, tables[index], size));
+		perMillion.push(size === 0 ? NaN : (await totalBytes(pool, tables[index])) / (size / 1e6));
+		log(`growth: ${size.toLocaleString('en')} keys loaded in ${(ms / 1000).toFixed(0)} s`);
+	}
+
+	const claimers = tables.map((table) => nodeClaimer(dist, credentials, table));
+	// Warm-up: pools, table preparation, prepared statements; these fresh keys are the empty table's repeats.
+	const warmIds = freshIds(keysPerRound);
+	for (const claimer of claimers) await claimer.run(claimer.prepare(warmIds.slice(0, 100)));
+	const repeatIds = (sizeIndex: number, count: number) =>
+		sizes[sizeIndex] === 0
+			? warmIds.slice(0, Math.min(count, 100))
+			: Array.from({ length: count }, () =>
+					loadedId(1 + Math.floor(Math.random() * sizes[sizeIndex])),
+				);
+
+	// keys/s per shape per size, summed over rounds
+	const keys = SHAPES.map(() => sizes.map(() => 0));
+	const seconds = SHAPES.map(() => sizes.map(() => 0));
+	for (let round = 0; round < rounds; round++) {
+		for (const [shapeIndex, shape] of SHAPES.entries()) {
+			for (let sizeIndex = 0; sizeIndex < sizes.length; sizeIndex++) {
+				const claimer = claimers[sizeIndex];
+				const executions = Math.max(1, Math.floor(keysPerRound / shape.batch));
+				const contexts = Array.from({ length: executions }, () =>
+					claimer.prepare(shape.repeat ? repeatIds(sizeIndex, shape.batch) : freshIds(shape.batch)),
+				);
+				let wrong = 0;
+				const { ms } = await timed(async () => {
+					for (const context of contexts) {
+						const [created, duplicates] = await claimer.run(context);
+						if (shape.repeat ? created.length > 0 : duplicates.length > 0) wrong++;
+					}
+				});
+				check(
+					wrong === 0,
+					`growth: ${shape.label} on ${tables[sizeIndex]} routed ${wrong} executions wrongly`,
+				);
+				keys[shapeIndex][sizeIndex] += executions * shape.batch;
+				seconds[shapeIndex][sizeIndex] += ms / 1000;
+			}
+		}
+		log(`growth: round ${round + 1}/${rounds} done`);
+	}
+
+	const rate = (shapeIndex: number, sizeIndex: number) =>
+		keys[shapeIndex][sizeIndex] / seconds[shapeIndex][sizeIndex];
+	const largest = sizes.length - 1;
+	const sizeLabel = (size: number) => (size >= 1e6 ? `${size / 1e6} M` : size.toLocaleString('en'));
+	const rows: BenchRow[] = SHAPES.map((shape, shapeIndex) => {
+		const ratio = rate(shapeIndex, largest) / rate(shapeIndex, 0);
+		return {
+			measure: `${shape.label}: claims/s with ${sizeLabel(sizes[largest])} keys ÷ empty table`,
+			value: formatRatio(ratio),
+			target: quick ? 'reported (quick sizes)' : `≥ ${TARGET_RATIO}×`,
+			met: quick ? undefined : ratio >= TARGET_RATIO,
+			ratio,
+		};
+	});
+	rows.push({
+		measure: `table + indexes per million keys at ${sizeLabel(sizes[largest])} keys`,
+		value: formatMiB(perMillion[largest]),
+		target: 'reported',
+	});
+	for (const table of tables) await pool.query(`DROP TABLE IF EXISTS ${table}`);
+	return {
+		rows,
+		details: [
+			`Claim Once (counting repeats) through the node's execute(); ${rounds} interleaved rounds of ~${keysPerRound.toLocaleString('en')} keys per shape and size.`,
+			'',
+			`| shape | ${sizes.map((size) => `${sizeLabel(size)} keys`).join(' | ')} |`,
+			`|---|${sizes.map(() => '---:').join('|')}|`,
+			...SHAPES.map(
+				(shape, shapeIndex) =>
+					`| ${shape.label} (keys/s) | ${sizes.map((_, sizeIndex) => Math.round(rate(shapeIndex, sizeIndex)).toLocaleString('en')).join(' | ')} |`,
+			),
+			`| table + indexes per million keys | ${perMillion.map((bytes) => (Number.isNaN(bytes) ? '–' : formatMiB(bytes))).join(' | ')} |`,
+		].join('\n'),
+	};
+};
+
+/** The node's own DDL, rows like completed claims (keys in loadedId's form), indexes built after the load. */
+async function load(
+	dist: Parameters<Benchmark>[0]['dist'],
+	pool: Pool,
+	table: string,
+	size: number,
+): Promise<void> {
+	const ref = dist.tableRef('public', table);
+	await pool.query(`DROP TABLE IF EXISTS ${ref.qualified}`);
+	const ddl = dist.tableSchema.createTableSql(ref);
+	for (const statement of ddl) await pool.query(statement);
+	if (size === 0) return;
+	await pool.query(`ALTER TABLE ${ref.qualified} DROP CONSTRAINT ${table}_pkey`);
+	await pool.query(`DROP INDEX ${ref.firstSeenIndex}`);
+	await pool.query(
+		`INSERT INTO ${ref.qualified} (key, first_seen, last_seen, deliveries, status)
+		 SELECT $2 || lpad(to_hex(i), 24, '0'), ts, ts, 1, 'completed'
+		 FROM generate_series(1, $1::int) AS i,
+		      LATERAL (SELECT now() - make_interval(secs => 30 * 86400.0 * (1 - i::float8 / $1::int)) AS ts) AS t`,
+		[size, keyOf('evt_')],
+	);
+	await pool.query(`ALTER TABLE ${ref.qualified} ADD CONSTRAINT ${table}_pkey PRIMARY KEY (key)`);
+	await pool.query(ddl[ddl.length - 1]);
+	await pool.query(`VACUUM ANALYZE ${ref.qualified}`);
+	await pool.query('CHECKPOINT').catch(() => undefined);
+}
+
+async function totalBytes(pool: Pool, table: string): Promise<number> {
+	const { rows } = await pool.query<{ bytes: number }>(
+		'SELECT pg_total_relation_size($1::regclass)::float8 AS bytes',
+		[`public.${table}`],
+	);
+	return rows[0].bytes;
+}

@@ -1,0 +1,130 @@
+import {
+	NodeOperationError,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+} from 'n8n-workflow';
+
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { listStuckClaims } from '../store/stuckClaims';
+import { summarizeTable } from '../store/tableSummary';
+import { poolFor } from '../transport/poolRegistry';
+import { databaseFailure } from './databaseFailure';
+import { readCredentials } from './readCredentials';
+import { readNumber } from './readNumber';
+import { readTableRef } from './readTableRef';
+
+const SHOW = { show: { operation: ['listStuck'] } };
+
+export const stuckClaimsProperties: INodeProperties[] = [
+	{
+		displayName: 'First Seen More Than (Minutes) Ago',
+		name: 'stuckAfterMinutes',
+		type: 'number',
+		typeOptions: { minValue: 0 },
+		default: 60,
+		description:
+			'Report a claim left processing with an expired lease only once its key is this old, so a claim whose provider is still retrying it is not reported',
+		displayOptions: SHOW,
+	},
+	{
+		displayName: 'Max Keys',
+		name: 'maxKeys',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 100000 },
+		default: 1000,
+		description: 'Report at most this many stuck claims, oldest first',
+		displayOptions: SHOW,
+	},
+	{
+		displayName: 'Include Table Summary',
+		name: 'includeSummary',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to output one more item first: keys by status, keys repeated in the last day, the oldest key. It reads the whole table.',
+		displayOptions: SHOW,
+	},
+];
+
+/**
+ * One item per stuck claim (processing, lease expired, first seen before the threshold), oldest first,
+ * and on request one summary item before them. Runs once per execution, whatever the input.
+ */
+export async function executeListStuck(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	let stuckAfterMinutes: number;
+	let maxKeys: number;
+	try {
+		stuckAfterMinutes = readNumber(
+			this.getNodeParameter('stuckAfterMinutes', 0, 60),
+			'First Seen More Than (Minutes) Ago',
+			{ min: 0 },
+		);
+		maxKeys = readNumber(this.getNodeParameter('maxKeys', 0, 1000), 'Max Keys', {
+			min: 1,
+			max: 100000,
+			integer: true,
+		});
+	} catch (error) {
+		throw new NodeOperationError(this.getNode(), (error as Error).message);
+	}
+	const includeSummary = this.getNodeParameter('includeSummary', 0, false) as boolean;
+	const credentials = await readCredentials(this);
+	const ref = readTableRef(this);
+	const tableName = `${ref.schema}.${ref.table}`;
+	const needs: TableNeeds = { createIfMissing: false, privileges: ['SELECT'] };
+	const out: INodeExecutionData[] = [];
+	try {
+		const table = await openClaimTable(await poolFor(credentials), ref, needs);
+		const stuck = await withCurrentTable(table, needs, (current) =>
+			listStuckClaims(current, { firstSeenMinutesAgo: stuckAfterMinutes, limit: maxKeys }),
+		);
+		if (includeSummary) {
+			const summary = await withCurrentTable(table, needs, (current) =>
+				summarizeTable(current, { now: stuck.now }),
+			);
+			out.push({
+				json: {
+					kind: 'summary',
+					table: tableName,
+					totalKeys: summary.totalKeys,
+					keysByStatus: summary.keysByStatus,
+					keysRepeatedLastDay: summary.keysRepeatedLastDay,
+					oldestKey: summary.oldestKey,
+					oldestFirstSeen: summary.oldestFirstSeen?.toISOString() ?? null,
+					stuckClaims: stuck.claims.length,
+					leasesTracked: stuck.leasesTracked,
+					at: summary.now.toISOString(),
+				},
+				pairedItem: { item: 0 },
+			});
+		}
+		if (!stuck.leasesTracked) {
+			out.push({
+				json: {
+					kind: 'no_lease_columns',
+					table: tableName,
+					message: `table ${tableName} has no lease columns (status, lease_until, claim_token): every claim in it is final when made, so none can be stuck`,
+				},
+				pairedItem: { item: 0 },
+			});
+		}
+		for (const claim of stuck.claims) {
+			out.push({
+				json: {
+					kind: 'stuck_claim',
+					table: tableName,
+					key: claim.key,
+					firstSeen: claim.firstSeen.toISOString(),
+					lastSeen: claim.lastSeen?.toISOString() ?? null,
+					deliveries: claim.deliveries,
+					leaseUntil: claim.leaseUntil?.toISOString() ?? null,
+				},
+				pairedItem: { item: 0 },
+			});
+		}
+		return [out];
+	} catch (error) {
+		return [databaseFailure(this, error, credentials, [0], true)];
+	}
+}

@@ -1,0 +1,77 @@
+import type { ClaimTable } from './claimTable';
+import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
+
+export interface StuckClaimQuery {
+	/** Only claims first seen longer ago than this count: a young claim may still be retried by its provider. */
+	firstSeenMinutesAgo: number;
+	/** At most this many claims, oldest first. */
+	limit: number;
+	/** The clock lease expiry and age are measured from; the database's now() when omitted. */
+	now?: Date;
+}
+
+export interface StuckClaim {
+	key: string;
+	firstSeen: Date;
+	lastSeen: Date | null;
+	deliveries: number | null;
+	leaseUntil: Date | null;
+}
+
+export interface StuckClaims {
+	/** False for a table without lease columns: every claim there is final when made, so none can be stuck. */
+	leasesTracked: boolean;
+	claims: StuckClaim[];
+	/** The clock the query used. */
+	now: Date;
+}
+
+/**
+ * Claims still `processing` whose lease has expired: their execution died, and only a retry from the
+ * provider would take them over. Providers stop retrying (GitHub never redelivers on its own), so these
+ * are events nobody will process unless a person acts. A lease of NULL counts as expired, as the claim
+ * statement's takeover treats it.
+ */
+export async function listStuckClaims(
+	table: ClaimTable,
+	query: StuckClaimQuery,
+): Promise<StuckClaims> {
+	const { qualified } = table.ref;
+	const { counters, leases } = table.capabilities;
+	const clock = await table.pool.query<{ now: Date }>(
+		'SELECT COALESCE($1::timestamptz, now()) AS now',
+		[query.now ?? null],
+	);
+	const { now } = clock.rows[0];
+	if (!leases) return { leasesTracked: false, claims: [], now };
+	const countersRead = counters
+		? 'last_seen, deliveries'
+		: 'NULL::timestamptz AS last_seen, NULL::integer AS deliveries';
+	const sql =
+		`SELECT key, first_seen, ${countersRead}, lease_until FROM ${qualified} ` +
+		"WHERE status = 'processing' AND COALESCE(lease_until, '-infinity') <= $1 " +
+		'AND first_seen < $1 - make_interval(secs => $2) ORDER BY first_seen, key LIMIT $3';
+	const { value } = await withTransientRetry(
+		table.pool,
+		(client) =>
+			client.query<{
+				key: string;
+				first_seen: Date;
+				last_seen: Date | null;
+				deliveries: number | null;
+				lease_until: Date | null;
+			}>(sql, [now, query.firstSeenMinutesAgo * 60, query.limit]),
+		SETTLE_RETRY,
+	);
+	return {
+		leasesTracked: true,
+		now,
+		claims: value.rows.map((row) => ({
+			key: row.key,
+			firstSeen: row.first_seen,
+			lastSeen: row.last_seen,
+			deliveries: row.deliveries,
+			leaseUntil: row.lease_until,
+		})),
+	};
+}

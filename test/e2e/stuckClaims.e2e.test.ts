@@ -1,0 +1,155 @@
+/**
+ * Nothing lost silently, in a real n8n 2.x: an execution is killed while its business step runs (it waits
+ * on an advisory lock this test holds, and n8n is killed), its short lease runs out, and the shipped
+ * stuck-claims report, run by hand with `n8n execute`, names exactly that key: not a completed key, not
+ * a live lease, not an old completed key.
+ */
+import { randomBytes } from 'node:crypto';
+import { Pool, type PoolClient } from 'pg';
+
+import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
+import { withClient } from '../support/database';
+import { deliver } from '../support/deliver';
+import { templateCredentials } from '../support/n8n/credentials';
+import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
+import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import {
+	REPO_ROOT,
+	loadFixtureWorkflow,
+	loadShippedWorkflow,
+	tablesSql,
+	webhookPathOf,
+	type WorkflowJson,
+} from '../support/workflows';
+
+const N8N_SCHEMA = 'n8n_e2e';
+const BUSINESS_LOCK = 7412201; // the lock the fixture's business step waits for (test/e2e/fixtures/stuck-claim.json)
+const REPORT_END = 'Send the report here (replace me)';
+
+const dyingWorkflow = loadFixtureWorkflow('stuck-claim.json');
+const reportWorkflow = withParameters(loadShippedWorkflow('stuck-claims-report.json'), {
+	// The shipped threshold is 60 minutes; the killed claim here is seconds old. What the threshold
+	// excludes is tested on a controlled clock in test/store/stuckClaims.test.ts.
+	stuckAfterMinutes: 0,
+});
+
+let server: TestPostgres;
+let app: AppDatabase | undefined;
+let pool: Pool;
+let n8n: N8nInstance | undefined;
+
+beforeAll(async () => {
+	server = await startTestPostgres();
+	app = await createAppDatabase(server.url, 'stuck_e2e');
+	await withClient(app.appUrl, (client) => client.query(tablesSql()));
+	pool = new Pool({ connectionString: app.adminUrl, max: 4 });
+	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
+	n8n = await N8nInstance.create({
+		packageDir: REPO_ROOT,
+		credentials: templateCredentials(app.appUrl),
+		workflows: [dyingWorkflow, reportWorkflow],
+		publish: [dyingWorkflow.id],
+		databaseUrl: app.adminUrl,
+		databaseSchema: N8N_SCHEMA,
+	});
+	await n8n.start();
+}, 15 * 60_000);
+
+afterAll(async () => {
+	await n8n?.close();
+	await pool?.end();
+	await app?.drop();
+	await server?.stop();
+}, 120_000);
+
+it('an execution killed mid-way is reported once its lease expires, and nothing else is', () =>
+	explainedByN8nLog(n8n, async () => {
+		const tag = randomBytes(3).toString('hex');
+		const stuckKey = `evt:evt_${tag}_killed`;
+		const lockHolder: PoolClient = await pool.connect();
+		try {
+			await lockHolder.query('SELECT pg_advisory_lock($1)', [BUSINESS_LOCK]);
+			const answer = await deliver(
+				n8n!.webhookUrl(webhookPathOf(dyingWorkflow)),
+				JSON.stringify({ id: `evt_${tag}_killed`, type: 'invoice.paid' }),
+			);
+			expect(answer.status).toBe(200);
+			// The claim is made and the business step is waiting on the lock: the execution is mid-way.
+			await waitFor('the business step to wait on the lock', async () => {
+				const { rows } = await pool.query(
+					"SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted",
+					[BUSINESS_LOCK],
+				);
+				return rows[0].n === 1;
+			});
+			expect(await statusOf(stuckKey)).toBe('processing');
+
+			// Killed, not shut down: one second of grace, then SIGKILL to n8n and its task runner.
+			await n8n!.stop({ graceMs: 1_000 });
+		} finally {
+			await lockHolder.query('SELECT pg_advisory_unlock_all()');
+			lockHolder.release();
+		}
+
+		await pool.query(
+			`INSERT INTO processed_events (key, first_seen, last_seen, deliveries, status, lease_until, claim_token) VALUES
+			 ($1, now() - interval '2 hours', now() - interval '1 hour', 2, 'completed', NULL, NULL),
+			 ($2, now() - interval '2 hours', now() - interval '2 hours', 1, 'processing', now() + interval '1 hour', 'live-holder'),
+			 ($3, now() - interval '40 days', now() - interval '40 days', 1, 'completed', NULL, NULL)`,
+			[`evt:evt_${tag}_completed`, `evt:evt_${tag}_live`, `evt:evt_${tag}_old`],
+		);
+		// The fixture's lease is 2 s.
+		await waitFor('the lease to expire', async () => {
+			const { rows } = await pool.query(
+				'SELECT lease_until < now() AS expired FROM processed_events WHERE key = $1',
+				[stuckKey],
+			);
+			return rows[0]?.expired === true;
+		});
+		expect(await statusOf(stuckKey)).toBe('processing');
+
+		const run = await n8n!.execute(reportWorkflow.id);
+		const reported = run.data.resultData.runData[REPORT_END][0].data!.main[0].map(
+			(item) => item.json,
+		);
+		expect(reported).toEqual([
+			expect.objectContaining({
+				kind: 'stuck_claim',
+				table: 'public.processed_events',
+				key: stuckKey,
+				deliveries: 1,
+				message: expect.stringContaining(`Stuck idempotency claim ${stuckKey} in`),
+			}),
+		]);
+		const { rows } = await pool.query(
+			'SELECT first_seen, lease_until FROM processed_events WHERE key = $1',
+			[stuckKey],
+		);
+		expect(reported[0].firstSeen).toBe(rows[0].first_seen.toISOString());
+		expect(reported[0].leaseUntil).toBe(rows[0].lease_until.toISOString());
+	}));
+
+async function statusOf(key: string): Promise<string | undefined> {
+	const { rows } = await pool.query('SELECT status FROM processed_events WHERE key = $1', [key]);
+	return rows[0]?.status;
+}
+
+async function waitFor(what: string, done: () => Promise<boolean>, timeoutMs = 30_000) {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await done())) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+}
+
+/** The workflow with parameters of its Idempotency Key node replaced. */
+function withParameters(workflow: WorkflowJson, parameters: Record<string, unknown>): WorkflowJson {
+	return {
+		...workflow,
+		nodes: workflow.nodes.map((node) =>
+			node.type.endsWith('.idempotencyKey')
+				? { ...node, parameters: { ...node.parameters, ...parameters } }
+				: node,
+		),
+	};
+}

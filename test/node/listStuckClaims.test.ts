@@ -1,0 +1,117 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { executeContext } from '../support/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
+
+afterAll(closeAllPools);
+
+const keyNode = new IdempotencyKey();
+
+function listStuck(table: string, parameters: IDataObject = {}) {
+	return keyNode.execute.call(
+		executeContext([{ json: {} }], {
+			parameters: { operation: 'listStuck', options: { table }, ...parameters },
+			credentials: testCredentials(),
+			nodeName: 'List Stuck Claims',
+			nodeType: 'idempotencyKey',
+		}),
+	);
+}
+
+/** A full claim table, as the claim node creates it, holding one row of each kind relative to the server's clock. */
+async function tableWithEveryKind(): Promise<string> {
+	const table = uniqueTableName('stuck');
+	const pool = testPool(1);
+	await pool.query(`CREATE TABLE ${table} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now(),
+		last_seen timestamptz, deliveries integer NOT NULL DEFAULT 1, status text NOT NULL DEFAULT 'completed',
+		lease_until timestamptz, claim_token text, fingerprint text)`);
+	await pool.query(`INSERT INTO ${table} (key, first_seen, last_seen, deliveries, status, lease_until, claim_token) VALUES
+		('evt:stuck', now() - interval '3 hours', now() - interval '2 hours', 4, 'processing', now() - interval '2 hours', 'a'),
+		('evt:young', now() - interval '5 minutes', now() - interval '5 minutes', 1, 'processing', now() - interval '1 minute', 'b'),
+		('evt:live', now() - interval '3 hours', now() - interval '3 hours', 1, 'processing', now() + interval '1 hour', 'c'),
+		('evt:done', now() - interval '3 hours', now() - interval '1 hour', 2, 'completed', NULL, NULL),
+		('evt:ancient', now() - interval '40 days', now() - interval '40 days', 1, 'completed', NULL, NULL)`);
+	await pool.end();
+	return table;
+}
+
+describe('Idempotency Key node: List Stuck Claims', () => {
+	it('one item per stuck claim, with its key, first/last seen, deliveries and lease', async () => {
+		const table = await tableWithEveryKind();
+		const [items] = await listStuck(table, { stuckAfterMinutes: 60 });
+		expect(items).toHaveLength(1);
+		expect(items[0].pairedItem).toEqual({ item: 0 });
+		expect(items[0].json).toEqual({
+			kind: 'stuck_claim',
+			table: `public.${table}`,
+			key: 'evt:stuck',
+			firstSeen: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+			lastSeen: expect.any(String),
+			deliveries: 4,
+			leaseUntil: expect.any(String),
+		});
+		const json = items[0].json as Record<string, string>;
+		expect(Date.parse(json.lastSeen) - Date.parse(json.firstSeen)).toBe(3_600_000);
+	});
+
+	it('numbers typed as expressions are read; a threshold of 0 reports the young claim too', async () => {
+		const table = await tableWithEveryKind();
+		const [items] = await listStuck(table, { stuckAfterMinutes: '0', maxKeys: '10' });
+		expect(items.map((item) => item.json.key)).toEqual(['evt:stuck', 'evt:young']);
+	});
+
+	it('with the summary on, one summary item comes first', async () => {
+		const table = await tableWithEveryKind();
+		const [items] = await listStuck(table, { includeSummary: true });
+		expect(items.map((item) => item.json.kind)).toEqual(['summary', 'stuck_claim']);
+		expect(items[0].json).toEqual({
+			kind: 'summary',
+			table: `public.${table}`,
+			totalKeys: 5,
+			keysByStatus: { processing: 3, completed: 2 },
+			keysRepeatedLastDay: 2,
+			oldestKey: 'evt:ancient',
+			oldestFirstSeen: expect.any(String),
+			stuckClaims: 1,
+			leasesTracked: true,
+			at: expect.any(String),
+		});
+	});
+
+	it('a table without lease columns: no stuck claims, and an item saying why', async () => {
+		const table = uniqueTableName('once');
+		const pool = testPool(1);
+		await pool.query(
+			`CREATE TABLE ${table} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		);
+		await pool.query(`INSERT INTO ${table} (key) VALUES ('evt:1')`);
+		await pool.end();
+		const [items] = await listStuck(table, { stuckAfterMinutes: 0 });
+		expect(items).toEqual([
+			{
+				json: {
+					kind: 'no_lease_columns',
+					table: `public.${table}`,
+					message: expect.stringContaining('none can be stuck'),
+				},
+				pairedItem: { item: 0 },
+			},
+		]);
+	});
+
+	it('bad numbers are refused, naming the field and the value', async () => {
+		const table = await tableWithEveryKind();
+		await expect(listStuck(table, { stuckAfterMinutes: 'an hour' })).rejects.toThrow(
+			'First Seen More Than (Minutes) Ago must be a number 0 or more, got "an hour"',
+		);
+		await expect(listStuck(table, { maxKeys: 2.5 })).rejects.toThrow(
+			'Max Keys must be a whole number from 1 to 100000, got 2.5',
+		);
+	});
+
+	it('a missing table is a node error naming it', async () => {
+		await expect(listStuck(uniqueTableName('missing'))).rejects.toThrow(/does not exist/);
+	});
+});
