@@ -86,6 +86,7 @@ export class N8nInstance {
 			brokerPort,
 			databaseUrl: options.databaseUrl,
 			databaseSchema: options.databaseSchema,
+			n8nMajor: runtime.major,
 			extra: options.env,
 		});
 		const instance = new N8nInstance(runtime, userFolder, port, env, options, log);
@@ -207,7 +208,12 @@ export class N8nInstance {
 		}
 		for (const id of publish) {
 			this.log(`publishing workflow ${id}…`);
-			await this.cli(['publish:workflow', `--id=${id}`]);
+			// 2.x "publishes" a workflow; 1.x activates it (publish:workflow does not exist there).
+			await this.cli(
+				this.runtime.major >= 2
+					? ['publish:workflow', `--id=${id}`]
+					: ['update:workflow', `--id=${id}`, '--active=true'],
+			);
 		}
 	}
 

@@ -28,7 +28,10 @@ export interface Runtime {
 	systemNode: boolean;
 	n8nDir: string;
 	n8nBin: string;
+	/** The n8n version asked for (N8N_VERSION, may be a range such as `1.123.x`). */
 	version: string;
+	/** Its major version: 1.x and 2.x differ in a few CLI commands and settings. */
+	major: number;
 }
 
 const DEFAULT_N8N_VERSION = '2.41.1';
@@ -49,18 +52,22 @@ function n8nVersion(): string {
  * n8n 2.x asks for Node >= 24; n8n 1.x (up to 1.123) for Node 20.19–24, which this machine's Node is.
  * The version may be a range (`1.123.x`), so only its major number counts.
  */
-function needsOwnNode(version: string): boolean {
-	const major = Number(/^\D*(\d+)/.exec(version)?.[1]);
+function needsOwnNode(major: number): boolean {
 	return !(major < 2);
+}
+
+function majorOf(version: string): number {
+	return Number(/^\D*(\d+)/.exec(version)?.[1]);
 }
 
 /** Paths of an installed runtime, without installing anything. */
 export function runtimePaths(): Runtime {
 	const root = cacheDir();
 	const version = n8nVersion();
+	const major = majorOf(version);
 	const n8nDir = join(root, `n8n-${version}`);
 	const n8nBin = join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n');
-	if (!needsOwnNode(version)) {
+	if (!needsOwnNode(major)) {
 		// This Node's own prefix has the headers (include/node) that the sqlite3 rebuild needs; there is
 		// nothing to install for Node, so the n8n folder's marker stands for both.
 		const prefix = join(process.execPath, '..', '..');
@@ -73,6 +80,7 @@ export function runtimePaths(): Runtime {
 			n8nDir,
 			n8nBin,
 			version,
+			major,
 		};
 	}
 	const nodeDir = join(root, `node-${NODE_PACKAGE_RANGE}`);
@@ -86,6 +94,7 @@ export function runtimePaths(): Runtime {
 		n8nDir,
 		n8nBin,
 		version,
+		major,
 	};
 }
 
