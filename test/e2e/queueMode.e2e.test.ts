@@ -18,7 +18,8 @@ import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
 import { withClient } from '../support/database';
 import { templateCredentials } from '../support/n8n/credentials';
 import { N8nExecutions } from '../support/n8n/executions';
-import { QueueModeCluster, explainedByClusterLogs } from '../support/n8n/queueModeCluster';
+import { explainedByN8nLog } from '../support/n8n/instance';
+import { QueueModeCluster } from '../support/n8n/queueModeCluster';
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
 import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
 import { REPO_ROOT, tablesSql, webhookPathOf } from '../support/workflows';
@@ -101,7 +102,7 @@ function events(tag: string, count: number, type: string) {
 it(
 	`${EVENTS} events, each delivered ${COPIES} times at once through the webhook processor → both workers run executions, one business step and one row per event`,
 	() =>
-		explainedByClusterLogs(cluster, async () => {
+		explainedByN8nLog(cluster, async () => {
 			const since = await executions.lastId();
 			const batch = events(randomBytes(3).toString('hex'), EVENTS, 'order.paid');
 			const processed = new Map<string, number>();
@@ -155,7 +156,7 @@ it(
 it(
 	`a worker killed (SIGKILL) while it holds leased claims: after the ${QUEUE_MODE_LEASE_SECONDS} s lease the provider's retries are taken over by the other worker; no event is lost`,
 	() =>
-		explainedByClusterLogs(cluster, async () => {
+		explainedByN8nLog(cluster, async () => {
 			const batch = events(randomBytes(3).toString('hex'), SLOW_EVENTS, 'e2e.slow');
 			const keys = batch.map((event) => event.key);
 			const processed = new Map<string, number>();

@@ -231,9 +231,14 @@ export class N8nInstance {
 	}
 }
 
-/** Runs `work`; when it fails, the error's message ends with the instance's last log lines. */
+/** Anything whose n8n log can explain a failure: an instance, a queue-mode cluster. */
+interface HasN8nLog {
+	logTail(lines?: number): string;
+}
+
+/** Runs `work`; when it fails, the error's message ends with the last lines of n8n's log. */
 export async function explainedByN8nLog<T>(
-	n8n: N8nInstance | undefined,
+	n8n: HasN8nLog | undefined,
 	work: () => Promise<T>,
 ): Promise<T> {
 	try {
@@ -243,7 +248,7 @@ export async function explainedByN8nLog<T>(
 	}
 }
 
-function withLogTail(error: unknown, n8n: N8nInstance | undefined): unknown {
+function withLogTail(error: unknown, n8n: HasN8nLog | undefined): unknown {
 	const log = n8n ? n8n.logTail(60) : '(n8n not started)';
 	if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
 	return error;

@@ -127,7 +127,7 @@ export class QueueModeCluster {
 				timeoutMs,
 			);
 		} catch (error) {
-			if (error instanceof Error) error.message += `\n${this.logTails(30)}`;
+			if (error instanceof Error) error.message += `\n${this.logTail(30)}`;
 			await this.stop();
 			throw error;
 		}
@@ -139,7 +139,7 @@ export class QueueModeCluster {
 	}
 
 	/** The last lines of every process's log, each under its name. */
-	logTails(lines = 40): string {
+	logTail(lines = 40): string {
 		const parts = [
 			['main', this.main.logTail(lines)],
 			...this.workers.map((worker) => [worker.name, worker.process.logTail(lines)]),
@@ -163,20 +163,6 @@ export class QueueModeCluster {
 			this.options.redisPort ?? 6379,
 			`${this.redisPrefix}*`,
 		);
-	}
-}
-
-/** Runs `work`; when it fails, the error's message ends with every process's last log lines. */
-export async function explainedByClusterLogs<T>(
-	cluster: QueueModeCluster | undefined,
-	work: () => Promise<T>,
-): Promise<T> {
-	try {
-		return await work();
-	} catch (error) {
-		if (error instanceof Error)
-			error.message += `\n${cluster?.logTails() ?? '(cluster not started)'}`;
-		throw error;
 	}
 }
 
