@@ -61,6 +61,9 @@ export function n8nEnv(options: N8nEnvOptions): NodeJS.ProcessEnv {
 		N8N_REINSTALL_MISSING_PACKAGES: 'false',
 		// 2.x calls out at boot from this module; 1.x has no such module and refuses the unknown name.
 		...(n8nMajor >= 2 ? { N8N_DISABLED_MODULES: 'mcp-registry' } : {}),
+		// n8n 1.123's default expression engine ("vm") needs isolated-vm 6, which needs Node >= 22 and is
+		// not built here; "legacy" is the engine n8n 1.x evaluated expressions with before it.
+		...(n8nMajor < 2 ? { N8N_EXPRESSION_ENGINE: 'legacy' } : {}),
 		N8N_HIRING_BANNER_ENABLED: 'false',
 		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
 		// The built-in template's Code node hashes raw bytes with node:crypto.
