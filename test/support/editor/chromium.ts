@@ -1,7 +1,7 @@
 // Headless Chromium for driving n8n's editor: the system's browser (Debian's `chromium` package; another
 // one with CHROMIUM_PATH), quiet and offline apart from the pages it is sent to, with a fresh profile that
 // is deleted on close.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -28,10 +28,15 @@ export async function launchChromium({
 	width = 1600,
 	height = 1000,
 }: { width?: number; height?: number } = {}): Promise<HeadlessChromium> {
+	const executablePath = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM;
+	if (!existsSync(executablePath))
+		throw new Error(
+			`no Chromium at ${executablePath}: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`,
+		);
 	const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
 	try {
 		const context = await chromium.launchPersistentContext(profile, {
-			executablePath: process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM,
+			executablePath,
 			headless: true,
 			args: QUIET_FLAGS,
 			viewport: { width, height },
