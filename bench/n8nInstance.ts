@@ -24,6 +24,7 @@ import {
 	claimWorkflow,
 	floorWorkflow,
 	removeDuplicatesWorkflow,
+	signedClaimWorkflow,
 } from './n8nWorkflows';
 
 const N8N_SCHEMA = 'n8n_bench';
@@ -31,6 +32,7 @@ const N8N_SCHEMA = 'n8n_bench';
 const benchWorkflows = () => ({
 	floor: floorWorkflow(),
 	claim: claimWorkflow(),
+	signedClaim: signedClaimWorkflow(),
 	nodeTemplate: loadShippedWorkflow('idempotency-claim-template.json'),
 	builtinTemplate: loadShippedWorkflow('builtin-nodes-template.json'),
 	nodeVsRemoveDuplicates: claimWithBusinessStepWorkflow('bench-node-business', 'bench-node'),

@@ -1,18 +1,24 @@
-// Throughput in real n8n: 8 concurrent clients, distinct events. Four published workflows measured in
-// short alternating blocks: Webhook → Respond (floor), Webhook → Idempotency Claim → Respond, the node
-// template and the built-in-nodes template (workflows/). req/s and p50/p95 per workflow; the ratios are
-// medians of per-round ratios, so load from elsewhere on a shared machine hits all four alike.
+// Throughput in real n8n: 8 concurrent clients, distinct events. Five published workflows measured in
+// short alternating blocks: Webhook → Respond (floor), Webhook → Idempotency Claim → Respond, the same
+// with Webhook Signature in front, the node template and the built-in-nodes template (workflows/). req/s
+// and p50/p95 per workflow; the ratios are medians of per-round ratios, so load from elsewhere on a shared
+// machine hits all five alike.
 import type { Benchmark } from './benchmark';
 import { runLoad } from './loadGenerator';
 import type { BenchN8n, BenchWorkflow } from './n8nInstance';
 import { eventBody, freshIds } from './nodeClaims';
 import { formatMs, formatPercent, formatRate, formatRatio, median, summarize } from './stats';
 
-type Side = 'floor' | 'claim' | 'nodeTemplate' | 'builtinTemplate';
+type Side = 'floor' | 'claim' | 'signedClaim' | 'nodeTemplate' | 'builtinTemplate';
 const CONCURRENCY = 8;
 const SIDES: Array<{ key: Side & BenchWorkflow; label: string; expect: string }> = [
 	{ key: 'floor', label: 'Webhook → Respond (floor)', expect: 'ok' },
 	{ key: 'claim', label: 'Webhook → Idempotency Claim → Respond', expect: 'new' },
+	{
+		key: 'signedClaim',
+		label: 'Webhook → Webhook Signature → Idempotency Claim → Respond',
+		expect: 'new',
+	},
 	{
 		key: 'nodeTemplate',
 		label: 'node template (workflows/idempotency-claim-template.json)',
@@ -87,6 +93,8 @@ export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick,
 
 	const rate = (key: Side) => stats[key].count / (stats[key].ms / 1000);
 	const claimCost = median(roundRates.map((r) => 1 - r.claim / r.floor));
+	const signatureCost = median(roundRates.map((r) => 1 - r.signedClaim / r.claim));
+	const signedClaimRatio = median(roundRates.map((r) => r.signedClaim / r.floor));
 	const templateRatio = median(roundRates.map((r) => r.nodeTemplate / r.builtinTemplate));
 	const summaries = Object.fromEntries(
 		SIDES.map((side) => [side.key, summarize(stats[side.key].latencies)]),
@@ -99,6 +107,18 @@ export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick,
 				value: formatPercent(claimCost),
 				target: '≤ 15 %',
 				met: claimCost <= 0.15,
+			},
+			{
+				measure: 'Webhook→Signature→Claim→Respond req/s ÷ floor req/s, 8 clients',
+				value: formatRatio(signedClaimRatio),
+				target: '≥ 0.85×',
+				met: signedClaimRatio >= 0.85,
+			},
+			{
+				measure: 'signature check cost: 1 − (with the check ÷ without it), 8 clients',
+				value: formatPercent(signatureCost),
+				target: '≤ 10 %',
+				met: signatureCost <= 0.1,
 			},
 			{
 				measure: 'node template req/s ÷ built-in template req/s, 8 clients',

@@ -2,7 +2,11 @@
 // ones test/support/n8n/credentials.ts imports, referenced by name like the templates do.
 import { randomUUID } from 'node:crypto';
 
-import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL } from '../test/support/n8n/credentials';
+import {
+	IDEMPOTENCY_CREDENTIAL,
+	POSTGRES_CREDENTIAL,
+	SIGNING_CREDENTIAL,
+} from '../test/support/n8n/credentials';
 import { newWorkflowId, type WorkflowJson, type WorkflowNode } from '../test/support/workflows';
 
 const CLAIM_TABLE = 'bench_n8n_claims';
@@ -99,6 +103,50 @@ export function floorWorkflow(path = 'bench-floor'): WorkflowJson {
 		'bench: floor',
 		[webhook(path), respond('Respond', '{"status":"ok"}')],
 		[['Webhook', 'Respond']],
+	);
+}
+
+/**
+ * Webhook → Webhook Signature → Idempotency Claim → Respond: the check in front of the claim, with the
+ * node template's scheme (Generic HMAC, `X-Signature: sha256=<hex>`, which the load generator sends).
+ */
+export function signedClaimWorkflow(path = 'bench-signed-claim'): WorkflowJson {
+	return workflow(
+		'bench: signature + claim',
+		[
+			webhook(path),
+			node(
+				'Webhook Signature',
+				'n8n-nodes-idempotency.webhookSignature',
+				1,
+				{
+					scheme: 'genericHmac',
+					signatureHeader: 'X-Signature',
+					algorithm: 'sha256',
+					encoding: 'hex',
+					prefix: 'sha256=',
+					timestampHeader: '',
+					signedContent: '{body}',
+					options: {},
+				},
+				{
+					credentials: {
+						webhookSigningSecretApi: { id: SIGNING_CREDENTIAL.id, name: SIGNING_CREDENTIAL.name },
+					},
+				},
+			),
+			claim({ options: { table: 'bench_n8n_signed_claims' } }),
+			respond('Respond New', '{"status":"new"}'),
+			respond('Respond Duplicate', '{"status":"duplicate"}'),
+			respond('Respond Invalid', '{"status":"invalid"}'),
+		],
+		[
+			['Webhook', 'Webhook Signature'],
+			['Webhook Signature', 'Idempotency Claim', 0],
+			['Webhook Signature', 'Respond Invalid', 1],
+			['Idempotency Claim', 'Respond New', 0],
+			['Idempotency Claim', 'Respond Duplicate', 1],
+		],
 	);
 }
 

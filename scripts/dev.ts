@@ -9,6 +9,7 @@
 import { spawnSync } from 'node:child_process';
 
 import { redact, withClient } from '../test/support/database';
+import { templateSignature } from '../test/support/deliver';
 import { templateCredentials } from '../test/support/n8n/credentials';
 import { N8nInstance } from '../test/support/n8n/instance';
 import { OWNER, ownerEnv } from '../test/support/n8n/owner';
@@ -78,8 +79,9 @@ async function main(): Promise<void> {
 			`postgres:    ${redact(postgres.url)}`,
 			`n8n log:     ${n8n.logFile}`,
 			'',
-			'Send the same event twice; the first answer is "processed" (New), the second "duplicate":',
-			`  for i in 1 2; do curl -s -X POST '${url}' -H 'content-type: application/json' -d '${body}'; echo; done`,
+			'Send the same signed event twice; the first answer is "processed" (New), the second "duplicate":',
+			`  for i in 1 2; do curl -s -X POST '${url}' -H 'content-type: application/json' -H 'x-signature: ${templateSignature(body)['x-signature']}' -d '${body}'; echo; done`,
+			'Without the signature (or with a wrong one) the answer is 401 and nothing is claimed.',
 			'',
 			'Press Ctrl-C to stop n8n and Postgres.',
 			'',

@@ -3,9 +3,11 @@
  * N events (E2E_STORM_EVENTS, default 200), each delivered 1–5 times at once, bursts in random order with
  * 8 in flight; about 10 % of business-step attempts fail for real (a trigger on the test's business_log,
  * planned by seed); every connection of the workflows' database user is killed once mid-run, while a
- * business step runs (E2E_STORM_OUTAGE=server: n8n's own connections too); and every delivery not answered
- * 2xx is retried as a provider would. In the end each event must have run its business step exactly once
- * and every claim must be completed.
+ * business step runs (E2E_STORM_OUTAGE=server: the test's own connections too); the workflows' Postgres
+ * server is restarted (fast shutdown, seconds down) right after one event's business step committed and
+ * before its Complete; and every delivery not answered 2xx is retried as a provider would. In the end each
+ * event must have run its business step exactly once and every claim must be completed. The workflows'
+ * tables live on a server of their own, so the restart does not take n8n's own database down with it.
  *
  * The template is imported exactly as shipped; only its database differs. Replay a run with the seed it
  * prints: E2E_STORM_SEED=… npm run test:e2e -- retryStorm
@@ -13,6 +15,11 @@
 import { Pool } from 'pg';
 
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import { RestartablePostgres } from '../support/restartablePostgres';
+import {
+	restartBeforeComplete,
+	type RestartBeforeComplete,
+} from '../support/restartBeforeComplete';
 import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
 import { withClient } from '../support/database';
 import { InjectedFailures } from '../support/injectedFailures';
@@ -35,6 +42,8 @@ const FAILING_EVENTS = 0.1;
 /** Seconds the provider may take: 0.2–0.35 s per event was measured on 2 cores; the rest is slack. */
 const STORM_SECONDS = 90 + Math.ceil(EVENTS * 0.6);
 const N8N_SCHEMA = 'n8n_storm';
+/** How long the workflows' server is down: a fast shutdown and start take seconds, as a restart does. */
+const RESTART_DOWN_MS = 5_000;
 /** The template's example business step, as pg_stat_activity shows it. */
 const BUSINESS_SQL = 'INSERT INTO business_log %';
 /**
@@ -47,13 +56,16 @@ const OUTAGE = process.env.E2E_STORM_OUTAGE === 'server' ? 'server' : 'app';
 const template = loadShippedWorkflow('idempotency-claim-template.json');
 
 let server: TestPostgres;
+let appServer: RestartablePostgres | undefined;
 let app: AppDatabase | undefined;
 let admin: Pool | undefined;
+let n8nDatabase: Pool | undefined;
 let n8n: N8nInstance | undefined;
 
 beforeAll(async () => {
 	server = await startTestPostgres();
-	app = await createAppDatabase(server.url, 'idem_storm');
+	appServer = await RestartablePostgres.start();
+	app = await createAppDatabase(appServer.url, 'idem_storm');
 	// The app's tables belong to the app role, as when a user runs workflows/processed_events.sql.
 	await withClient(app.appUrl, (client) =>
 		client.query(`${tablesSql()}\n${InjectedFailures.installSql}`),
@@ -62,14 +74,15 @@ beforeAll(async () => {
 	admin = new Pool({ connectionString: app.adminUrl, max: 4 });
 	// A server-wide outage also kills this pool's idle connections; the pool replaces them.
 	admin.on('error', () => undefined);
-	await admin.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
+	n8nDatabase = new Pool({ connectionString: server.url, max: 2 });
+	await n8nDatabase.query(`CREATE SCHEMA IF NOT EXISTS ${N8N_SCHEMA}`);
 
 	n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
 		credentials: templateCredentials(app.appUrl),
 		workflows: [template],
 		publish: [template.id],
-		databaseUrl: app.adminUrl,
+		databaseUrl: server.url,
 		databaseSchema: N8N_SCHEMA,
 	});
 	await n8n.start();
@@ -78,7 +91,9 @@ beforeAll(async () => {
 afterAll(async () => {
 	await n8n?.close();
 	await admin?.end();
-	await app?.drop();
+	await n8nDatabase?.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`);
+	await n8nDatabase?.end();
+	await appServer?.stop();
 	await server?.stop();
 }, 120_000);
 
@@ -104,7 +119,27 @@ async function storm(): Promise<void> {
 	});
 	const failures = new InjectedFailures(db);
 	await failures.fill(plan.events);
-	const executions = new N8nExecutions(db, N8N_SCHEMA);
+	const executions = new N8nExecutions(n8nDatabase!, N8N_SCHEMA);
+	// The restart is aimed at an event that is planned to succeed, delivered in the second half of the run.
+	const restartKey = plan.bursts
+		.slice(Math.floor(plan.bursts.length / 2))
+		.find((burst) => burst.event.failures === 0)!.event.key;
+	// Its business step takes a second, so the claim row can be locked before Complete comes.
+	await db.query(
+		`CREATE FUNCTION storm_slow_business() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$;
+		 CREATE TRIGGER storm_slow_business BEFORE INSERT ON business_log
+		 FOR EACH ROW WHEN (NEW.event_key = '${restartKey.replace(/'/g, "''")}') EXECUTE FUNCTION storm_slow_business()`,
+	);
+	let restarted: RestartBeforeComplete | undefined;
+	const restart = restartBeforeComplete({
+		server: appServer!,
+		admin: db,
+		adminUrl: app!.adminUrl,
+		key: restartKey,
+		downMs: RESTART_DOWN_MS,
+		timeoutMs: STORM_SECONDS * 1000,
+	}).then((done) => (restarted = done));
 	const since = await executions.lastId();
 
 	const killAt = Math.ceil(plan.deliveries / 2);
@@ -135,6 +170,7 @@ async function storm(): Promise<void> {
 		},
 		onAnswer,
 	});
+	await restart;
 
 	const business = await db.query<{ total: number; distinct_keys: number }>(
 		'SELECT count(*)::int AS total, count(DISTINCT event_key)::int AS distinct_keys FROM business_log',
@@ -170,6 +206,7 @@ async function storm(): Promise<void> {
 				failedAnswers: { ...failedAnswers, unplanned: failedAnswers.total - failedAnswers.planned },
 				killedConnections: killed ?? null,
 				killedBeforeRequest: killAt,
+				restartBeforeComplete: restarted ?? null,
 				seconds: report.seconds,
 				requestsPerSecond: Math.round((report.requests / report.seconds) * 10) / 10,
 				n8nExecutions: runs,
@@ -184,6 +221,9 @@ async function storm(): Promise<void> {
 
 	expect(report.undelivered).toEqual([]);
 	expect(killed?.total).toBeGreaterThan(0);
+	// The restart cut the Complete of an event whose business row had committed; that event still ends
+	// with one business row and a completed claim (checked with every other event below).
+	expect(restarted?.key).toBe(restartKey);
 	// Every planned failure went through the error path (Release → 500) and was retried.
 	expect(plannedFailuresLeft).toBe(0);
 	expect(failedAnswers.planned).toBe(plan.plannedFailures);

@@ -4,6 +4,7 @@
  * replayed over HTTP. Assertions read the business table and n8n's own execution records.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { Pool } from 'pg';
 
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
@@ -29,6 +30,7 @@ const claimTemplate = loadShippedWorkflow('idempotency-claim-template.json');
 const builtinTemplate = loadShippedWorkflow('builtin-nodes-template.json');
 const cleanupWorkflow = loadShippedWorkflow('cleanup-processed-events.json');
 const fingerprintWorkflow = loadFixtureWorkflow('fingerprint-mismatch.json');
+const headerWorkflow = loadFixtureWorkflow('header-sent-twice.json');
 
 let server: TestPostgres;
 let databaseName: string;
@@ -51,8 +53,14 @@ beforeAll(async () => {
 	n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
 		credentials: templateCredentials(url.toString()),
-		workflows: [claimTemplate, builtinTemplate, cleanupWorkflow, fingerprintWorkflow],
-		publish: [claimTemplate.id, builtinTemplate.id, fingerprintWorkflow.id],
+		workflows: [
+			claimTemplate,
+			builtinTemplate,
+			cleanupWorkflow,
+			fingerprintWorkflow,
+			headerWorkflow,
+		],
+		publish: [claimTemplate.id, builtinTemplate.id, fingerprintWorkflow.id, headerWorkflow.id],
 		databaseUrl: url.toString(),
 		databaseSchema: N8N_SCHEMA,
 	});
@@ -215,6 +223,57 @@ describe('payload fingerprint in real n8n', () => {
 		},
 	);
 });
+
+describe('a key header sent twice, over real HTTP', () => {
+	step(
+		'n8n hands the node the joined value, which it refuses (400 through the error output), claiming nothing',
+		async () => {
+			const url = new URL(n8n!.webhookUrl(webhookPathOf(headerWorkflow)));
+			const id = `msg_${randomBytes(3).toString('hex')}`;
+			const twice = await postWithHeaderLines(url, [
+				['webhook-id', `${id}_A`],
+				['webhook-id', `${id}_B`],
+			]);
+			expect(twice.status).toBe(400);
+			expect(twice.body).toMatchObject({ status: 'refused', errorKind: 'bad_delivery' });
+			expect(String(twice.body.message)).toContain(
+				`header "webhook-id" holds "${id}_A, ${id}_B": it was sent more than once`,
+			);
+			const once = await postWithHeaderLines(url, [['webhook-id', `${id}_A`]]);
+			// Only the single-header delivery claimed anything; the joined value never became a key.
+			const claimed = await pool.query('SELECT key FROM header_claims WHERE key LIKE $1', [
+				`%${id}%`,
+			]);
+			expect(claimed.rows).toEqual([{ key: `evt:${id}_A` }]);
+			expect(once).toEqual({ status: 200, body: { status: 'new', key: `evt:${id}_A` } });
+		},
+	);
+});
+
+/** A POST whose header lines are sent exactly as given, repeats included (fetch would join them itself). */
+function postWithHeaderLines(
+	url: URL,
+	headerLines: Array<[string, string]>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+	const rawBody = '{"type":"ping"}';
+	return new Promise((resolve, reject) => {
+		const request = httpRequest(url, { method: 'POST' }, (response) => {
+			let text = '';
+			response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+			response.on('end', () =>
+				resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }),
+			);
+		});
+		request.on('error', reject);
+		request.setHeader('content-type', 'application/json');
+		const byName = new Map<string, string[]>();
+		for (const [name, value] of headerLines) byName.set(name, [...(byName.get(name) ?? []), value]);
+		// An array value makes Node send one header line per element.
+		for (const [name, values] of byName)
+			request.setHeader(name, values.length === 1 ? values[0] : values);
+		request.end(rawBody);
+	});
+}
 
 describe('cleanup workflow', () => {
 	step(

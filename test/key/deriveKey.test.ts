@@ -16,7 +16,7 @@ const webhook = (
 });
 const AUTO: KeyRule = { source: 'auto' };
 
-describe('deriveKey: the seed rule (evt: + body.id, else sha256: of the raw bytes)', () => {
+describe('deriveKey: the default rule (evt: + body.id, else sha256: of the raw bytes)', () => {
 	const cases: Array<[string, KeyInput, string, string]> = [
 		['string id', webhook('{"id":"evt_1"}', { id: 'evt_1' }), 'evt:evt_1', 'body_id'],
 		['numeric id', webhook('{"id":42}', { id: 42 }), 'evt:42', 'body_id'],
@@ -110,7 +110,9 @@ describe('deriveKey: the seed rule (evt: + body.id, else sha256: of the raw byte
 		['null body', webhook(undefined, null)],
 		['empty raw body and empty json', webhook('', {})],
 	])('fails with a clear message for %s', (_label, input) => {
-		expect(() => deriveKey(input, AUTO)).toThrow(/no key: body has no "id", no raw request bytes/);
+		expect(() => deriveKey(input, AUTO)).toThrow(
+			/no key: the body is empty and there are no request bytes to hash/,
+		);
 	});
 
 	it('hashes an id too long for an index entry instead of failing', () => {

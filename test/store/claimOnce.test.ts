@@ -46,9 +46,9 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 		);
 	});
 
-	it('keeps working on a seed-shaped table (key, first_seen) without touching it', async () => {
+	it('keeps working on a table with only key and first_seen, without touching it', async () => {
 		const pool = testPool(2);
-		const name = uniqueTableName('seed');
+		const name = uniqueTableName('keyonly');
 		await pool.query(
 			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
 		);
@@ -70,9 +70,9 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 		await pool.end();
 	});
 
-	it('adds the new columns to a seed-shaped table when asked, keeping its rows (old claims are completed)', async () => {
+	it('adds the new columns to a table with only key and first_seen when asked, keeping its rows (old claims are completed)', async () => {
 		const pool = testPool(2);
-		const name = uniqueTableName('seed');
+		const name = uniqueTableName('keyonly');
 		await pool.query(
 			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
 		);

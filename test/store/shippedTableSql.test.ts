@@ -49,8 +49,8 @@ describe('workflows/processed_events.sql', () => {
 		]);
 	});
 
-	it('upgrades a seed-shaped table without losing a key', async () => {
-		const schema = uniqueTableName('seed_ddl');
+	it('upgrades a table with only key and first_seen without losing a key', async () => {
+		const schema = uniqueTableName('keyonly_ddl');
 		const rows = await columnsAfter(
 			[
 				'CREATE TABLE processed_events (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())',

@@ -12,16 +12,27 @@ import { rowsOf, withClaimHelper, type TestClaimTable } from '../support/claimTa
 import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
 import { TransactionPooler } from '../support/transactionPooler';
 
+// PgBouncer is a system package (Debian `pgbouncer`, which .ci/run installs). Without it a developer's
+// `npm test` skips these tests and says so; in CI its absence fails the run.
+const poolerInstalled = TransactionPooler.installed();
+if (!poolerInstalled && !process.env.CI) {
+	console.warn(
+		'pgbouncer is not installed: the transaction-pooler tests are skipped (apt-get install pgbouncer)',
+	);
+}
+const describeWithPooler = poolerInstalled || process.env.CI ? describe : describe.skip;
+
 let pooler: TransactionPooler;
 let admin: Pool;
 beforeAll(async () => {
+	if (!poolerInstalled && !process.env.CI) return;
 	pooler = await TransactionPooler.start(testDatabaseUrl());
 	admin = testPool(2);
 }, 30_000);
 afterAll(async () => {
 	await closeAllPools();
-	await admin.end();
-	await pooler.stop();
+	await admin?.end();
+	await pooler?.stop();
 });
 
 /** The credential's default settings, pointed at the pooler: users do not know what sits behind a host name. */
@@ -38,60 +49,63 @@ async function throughPooler(
 	);
 }
 
-describe('through a transaction-mode pooler (PgBouncer 1.18, no prepared-statement tracking)', () => {
-	it('Create Table, claim once, repeats, batches, lease, complete, release and purge all work', async () => {
-		const table = await throughPooler();
-		for (let round = 0; round < 20; round++) {
-			const keys = Array.from({ length: 50 }, (_, i) => `evt:${round}-${i}`);
-			const first = await table.claim(keys);
-			const again = await table.claim(keys, { countRepeats: round % 2 === 0 });
-			expect(first.every((o) => o.won)).toBe(true);
-			expect(again.every((o) => !o.won && o.duplicateKind === 'completed')).toBe(true);
-		}
-		const [leased] = await table.claim(['evt:lease'], { mode: 'lease' });
-		const [busy] = await table.claim(['evt:lease'], { mode: 'lease' });
-		expect([leased.won, busy.duplicateKind]).toEqual([true, 'in_progress']);
-		expect(
-			await completeKeys(table, [{ key: 'evt:lease', claimToken: leased.claimToken }]),
-		).toEqual([true]);
-		const [toRelease] = await table.claim(['evt:release'], { mode: 'lease' });
-		expect(
-			await releaseKeys(table, [{ key: 'evt:release', claimToken: toRelease.claimToken }]),
-		).toEqual([true]);
-		await admin.query(
-			`UPDATE ${table.ref.qualified} SET first_seen = now() - interval '40 days' WHERE key LIKE 'evt:1%'`,
-		);
-		const purged = await purgeKeys(table, { olderThanDays: 30, batchSize: 25 });
-		expect(purged.deleted).toBe(550);
-		expect((await rowsOf(admin, table.ref.qualified)).length).toBe(20 * 50 + 1 - 550);
-	});
+describeWithPooler(
+	'through a transaction-mode pooler (PgBouncer 1.18, no prepared-statement tracking)',
+	() => {
+		it('Create Table, claim once, repeats, batches, lease, complete, release and purge all work', async () => {
+			const table = await throughPooler();
+			for (let round = 0; round < 20; round++) {
+				const keys = Array.from({ length: 50 }, (_, i) => `evt:${round}-${i}`);
+				const first = await table.claim(keys);
+				const again = await table.claim(keys, { countRepeats: round % 2 === 0 });
+				expect(first.every((o) => o.won)).toBe(true);
+				expect(again.every((o) => !o.won && o.duplicateKind === 'completed')).toBe(true);
+			}
+			const [leased] = await table.claim(['evt:lease'], { mode: 'lease' });
+			const [busy] = await table.claim(['evt:lease'], { mode: 'lease' });
+			expect([leased.won, busy.duplicateKind]).toEqual([true, 'in_progress']);
+			expect(
+				await completeKeys(table, [{ key: 'evt:lease', claimToken: leased.claimToken }]),
+			).toEqual([true]);
+			const [toRelease] = await table.claim(['evt:release'], { mode: 'lease' });
+			expect(
+				await releaseKeys(table, [{ key: 'evt:release', claimToken: toRelease.claimToken }]),
+			).toEqual([true]);
+			await admin.query(
+				`UPDATE ${table.ref.qualified} SET first_seen = now() - interval '40 days' WHERE key LIKE 'evt:1%'`,
+			);
+			const purged = await purgeKeys(table, { olderThanDays: 30, batchSize: 25 });
+			expect(purged.deleted).toBe(550);
+			expect((await rowsOf(admin, table.ref.qualified)).length).toBe(20 * 50 + 1 - 550);
+		});
 
-	it('1,000 rounds of 8 concurrent claims of one fresh key: exactly one winner every round', async () => {
-		const table = await throughPooler();
-		const winnersPerRound: number[] = [];
-		for (let round = 0; round < 1000; round++) {
-			const key = `evt:race-${round}`;
-			const outcomes = await Promise.all(Array.from({ length: 8 }, () => claimOne(table, key)));
-			winnersPerRound.push(outcomes.filter((o) => o.won).length);
-		}
-		expect(winnersPerRound.every((winners) => winners === 1)).toBe(true);
-		const rows = await admin.query<{ n: number }>(
-			`SELECT count(*)::int AS n FROM ${table.ref.qualified}`,
-		);
-		expect(rows.rows[0].n).toBe(1000);
-		// The pool found the pooler and sends its claims unnamed; a direct pool keeps its prepared statements.
-		expect(usesUnnamedStatements(table.pool)).toBe(true);
-		const direct = withClaimHelper(
-			await openClaimTable(await poolFor(testCredentials()), table.ref, {
-				createIfMissing: false,
-				privileges: [],
-			}),
-		);
-		await direct.claim(['evt:direct-1']);
-		await Promise.all(Array.from({ length: 8 }, (_, i) => direct.claim([`evt:direct-${i}`])));
-		expect(usesUnnamedStatements(direct.pool)).toBe(false);
-	}, 120_000);
-});
+		it('1,000 rounds of 8 concurrent claims of one fresh key: exactly one winner every round', async () => {
+			const table = await throughPooler();
+			const winnersPerRound: number[] = [];
+			for (let round = 0; round < 1000; round++) {
+				const key = `evt:race-${round}`;
+				const outcomes = await Promise.all(Array.from({ length: 8 }, () => claimOne(table, key)));
+				winnersPerRound.push(outcomes.filter((o) => o.won).length);
+			}
+			expect(winnersPerRound.every((winners) => winners === 1)).toBe(true);
+			const rows = await admin.query<{ n: number }>(
+				`SELECT count(*)::int AS n FROM ${table.ref.qualified}`,
+			);
+			expect(rows.rows[0].n).toBe(1000);
+			// The pool found the pooler and sends its claims unnamed; a direct pool keeps its prepared statements.
+			expect(usesUnnamedStatements(table.pool)).toBe(true);
+			const direct = withClaimHelper(
+				await openClaimTable(await poolFor(testCredentials()), table.ref, {
+					createIfMissing: false,
+					privileges: [],
+				}),
+			);
+			await direct.claim(['evt:direct-1']);
+			await Promise.all(Array.from({ length: 8 }, (_, i) => direct.claim([`evt:direct-${i}`])));
+			expect(usesUnnamedStatements(direct.pool)).toBe(false);
+		}, 120_000);
+	},
+);
 
 function claimOne(table: ClaimTable, key: string) {
 	return claimBatch(table, [{ key, fingerprint: null }], {

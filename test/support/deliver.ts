@@ -1,9 +1,16 @@
+import { TEMPLATE_SIGNING_SECRET } from './n8n/credentials';
+import { githubHeader } from './signers';
+
 export interface Delivery {
 	status: number;
 	body: { status?: string; key?: string; [field: string]: unknown };
 }
 
-/** POSTs exactly these bytes, the way a webhook provider delivers an event. */
+/**
+ * POSTs exactly these bytes, the way a webhook provider delivers an event, signed as the node template
+ * checks (`X-Signature: sha256=<hex HMAC-SHA256 of the body>` with the template's test secret); workflows
+ * that check no signature ignore the header.
+ */
 export async function deliver(
 	url: string,
 	rawBody: string,
@@ -12,7 +19,7 @@ export async function deliver(
 ): Promise<Delivery> {
 	const response = await fetch(url, {
 		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
+		headers: { 'content-type': 'application/json', ...templateSignature(rawBody), ...headers },
 		body: rawBody,
 		signal: timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs),
 	});
@@ -24,6 +31,11 @@ export async function deliver(
 		body = { raw: text };
 	}
 	return { status: response.status, body };
+}
+
+/** The header the node template's Webhook Signature node (Generic HMAC) verifies. */
+export function templateSignature(rawBody: string): Record<string, string> {
+	return { 'x-signature': githubHeader(TEMPLATE_SIGNING_SECRET, rawBody) };
 }
 
 /** A Stripe-like signature header: it changes on every retry, so it must never be part of the key. */

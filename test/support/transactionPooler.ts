@@ -19,6 +19,16 @@ export class TransactionPooler {
 		readonly port: number,
 	) {}
 
+	/** Whether a `pgbouncer` binary is on the PATH. */
+	static installed(): boolean {
+		try {
+			execFileSync('pgbouncer', ['--version'], { stdio: 'ignore' });
+			return true;
+		} catch {
+			return false;
+		}
+	}
+
 	static async start(serverUrl: string, serverConnections = 2): Promise<TransactionPooler> {
 		const server = new URL(serverUrl);
 		const user = decodeURIComponent(server.username);

@@ -15,7 +15,7 @@ import type { ClaimMode, ClaimOutcome } from '../store/claimOutcome';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { LEASE_CLAIM_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
-import { continuesOnErrorOutput, databaseFailure } from './databaseFailure';
+import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
 import { readCredentials } from './readCredentials';
 import { readNumber } from './readNumber';
 import { readTableRef } from './readTableRef';
@@ -84,7 +84,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			const message = `Item ${index}: ${(error as Error).message}`;
 			if (!continuesOnErrorOutput(this))
 				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
-			outputs[NEW_OUTPUT].push({ json: { error: message }, pairedItem: { item: index } });
+			outputs[NEW_OUTPUT].push(failedItem(this, message, 'bad_delivery', index));
 		}
 	}
 	if (keyed.length === 0) return outputs;

@@ -22,7 +22,24 @@ export function databaseFailure(
 			description: detail === message ? undefined : detail,
 		});
 	}
-	return itemIndexes.map((index) => ({ json: { error: message }, pairedItem: { item: index } }));
+	return itemIndexes.map((index) => failedItem(context, message, 'database', index));
+}
+
+/**
+ * An item that failed. n8n moves it to the error output because it carries `error`; `errorKind` lets
+ * the workflow answer a delivery that can never be keyed with a 4xx and a database failure with a 5xx.
+ */
+export function failedItem(
+	context: IExecuteFunctions,
+	message: string,
+	errorKind: 'bad_delivery' | 'database',
+	index: number,
+): INodeExecutionData {
+	return {
+		json: { error: message, errorKind },
+		error: new NodeOperationError(context.getNode(), message, { itemIndex: index }),
+		pairedItem: { item: index },
+	};
 }
 
 /**

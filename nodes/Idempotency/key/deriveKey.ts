@@ -45,7 +45,7 @@ function deriveUnscopedKey(input: KeyInput, rule: KeyRule): DerivedKey {
 }
 
 /**
- * The seed's rule: `evt:` + body.id; without an id, `sha256:` + the hash of the exact request bytes;
+ * The default rule: `evt:` + body.id; without an id, `sha256:` + the hash of the exact request bytes;
  * without bytes, `sha256-json:` + the hash of the body's canonical JSON.
  */
 function keyFromEventIdOrBody(input: KeyInput): DerivedKey {
@@ -62,9 +62,10 @@ function keyFromEventIdOrBody(input: KeyInput): DerivedKey {
 		};
 	}
 	if (isEmptyBody(body)) {
+		// An empty delivery: no retry of it can ever succeed, so say that, not how to read bytes that are not there.
 		throw new KeyError(
-			`no key: ${bodyLabel} has no "id", no raw request bytes were found and the ${bodyLabel} is empty ` +
-				"(turn on the Webhook node's Raw Body option, or choose another Key Source)",
+			`no key: the ${bodyLabel} is empty and there are no request bytes to hash; nothing identifies this delivery ` +
+				'(a sender that posts empty bodies needs another Key Source, such as its delivery-id header)',
 		);
 	}
 	return {

@@ -33,7 +33,7 @@ const INPUT =
 	'input AS (SELECT u.k, u.f FROM unnest($1::text[], $2::text[]) AS u(k, f)), ' +
 	'clock AS (SELECT COALESCE($4::timestamptz, now()) AS now, $3::text AS token)';
 
-/** Columns a claim reads back, as far as the table has them; a seed-shaped table has key and first_seen only. */
+/** Columns a claim reads back, as far as the table has them (a table may have only key and first_seen). */
 function returnedColumns(capabilities: TableCapabilities): Array<[string, string]> {
 	const columns: Array<[string, string]> = [
 		['key', 'text'],

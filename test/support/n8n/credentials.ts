@@ -1,6 +1,6 @@
 // The n8n credentials the bundled workflows expect, built from one postgres:// URL: n8n's own Postgres
-// credential (for the example business step and the built-in template) and this package's credential
-// (for the Idempotency nodes). Names match the templates, which reference credentials by name only, so
+// credential (for the example business step and the built-in template), this package's credential
+// (for the Idempotency nodes) and a signing secret (for the node template's Webhook Signature node). Names match the templates, which reference credentials by name only, so
 // n8n's importer links them (workflows are exported without credential ids).
 import { credentialsFromUrl } from '../database';
 
@@ -14,6 +14,14 @@ export const IDEMPOTENCY_CREDENTIAL = {
 	name: 'Idempotency Postgres account',
 	type: 'idempotencyPostgresApi',
 };
+
+export const SIGNING_CREDENTIAL = {
+	id: 'idemDevSigning01',
+	name: 'Webhook signing secret',
+	type: 'webhookSigningSecretApi',
+};
+/** The secret the node template's Webhook Signature node checks in dev and e2e runs (never a real one). */
+export const TEMPLATE_SIGNING_SECRET = 'local-test-signing-secret';
 
 export interface CredentialEntry {
 	id: string;
@@ -29,5 +37,6 @@ export function templateCredentials(databaseUrl: string): CredentialEntry[] {
 	return [
 		{ ...POSTGRES_CREDENTIAL, data: { ...connection, allowUnauthorizedCerts: false } },
 		{ ...IDEMPOTENCY_CREDENTIAL, data: connection },
+		{ ...SIGNING_CREDENTIAL, data: { secret: TEMPLATE_SIGNING_SECRET } },
 	];
 }
