@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 
 import { withClient } from '../database';
-import { deliver, stripeSignature, type Delivery } from '../deliver';
+import { deliver, type Delivery } from '../deliver';
 import { IDEMPOTENCY_CREDENTIAL, templateCredentials } from '../n8n/credentials';
 import { N8nExecutions, type Execution } from '../n8n/executions';
 import { N8nInstance } from '../n8n/instance';
@@ -29,7 +29,7 @@ export interface EditorN8n {
 	/** The name of this package's credential, as the editor lists it. */
 	credentialName: string;
 	/**
-	 * Delivers one event twice to the template's webhook, as a provider's retry would, and returns both
+	 * Delivers one signed event twice to the template's webhook, as a provider's retry would, and returns both
 	 * answers and both finished executions (the first goes down New, the second down Duplicate).
 	 */
 	deliverTwice(eventId: string): Promise<{ answers: Delivery[]; executions: Execution[] }>;
@@ -77,8 +77,7 @@ export async function startEditorN8n(serverUrl: string, log?: Log): Promise<Edit
 				const url = started.webhookUrl(webhookPathOf(template));
 				const body = JSON.stringify({ id: eventId, object: 'event', type: 'invoice.paid' });
 				const answers: Delivery[] = [];
-				for (let attempt = 0; attempt < 2; attempt++)
-					answers.push(await deliver(url, body, { 'stripe-signature': stripeSignature() }));
+				for (let attempt = 0; attempt < 2; attempt++) answers.push(await deliver(url, body)); // signed as the template checks
 				return { answers, executions: await executions.waitForFinished(template.id, since, 2) };
 			},
 			close: async () => {
