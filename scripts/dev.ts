@@ -5,7 +5,7 @@
 // Postgres: DATABASE_URL (or PGHOST/PGDATABASE/…) when set, else a throwaway embedded server.
 // n8n keeps its own state in schema n8n_idempotency_dev of that database (fresh each run, dropped on exit),
 // and the rest in a temp user folder, deleted on exit. With its database in Postgres, n8n needs no sqlite3,
-// whose compile was most of a first run's time on a small machine.
+// whose compile from C took about 6 minutes of a first run on a busy 2-core machine.
 import { spawnSync } from 'node:child_process';
 
 import { redact, withClient } from '../test/support/database';

