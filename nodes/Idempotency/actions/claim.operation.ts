@@ -84,7 +84,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			const message = `Item ${index}: ${(error as Error).message}`;
 			if (!continuesOnErrorOutput(this))
 				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
-			outputs[NEW_OUTPUT].push(failedItem(this, message, 'bad_delivery', index));
+			outputs[NEW_OUTPUT].push(failedItem(message, 'bad_delivery', index));
 		}
 	}
 	if (keyed.length === 0) return outputs;

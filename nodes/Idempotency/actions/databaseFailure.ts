@@ -22,24 +22,21 @@ export function databaseFailure(
 			description: detail === message ? undefined : detail,
 		});
 	}
-	return itemIndexes.map((index) => failedItem(context, message, 'database', index));
+	return itemIndexes.map((index) => failedItem(message, 'database', index));
 }
 
 /**
- * An item that failed. n8n moves it to the error output because it carries `error`; `errorKind` lets
- * the workflow answer a delivery that can never be keyed with a 4xx and a database failure with a 5xx.
+ * An item that failed. n8n moves an item to the error output when its json holds only `error`,
+ * `message` and `details` (an item carrying an `error` object would have its json cut down to the
+ * message), so the kind goes in `details`: a workflow can answer a delivery that can never be keyed
+ * with a 4xx and a database failure with a retryable 5xx.
  */
 export function failedItem(
-	context: IExecuteFunctions,
 	message: string,
 	errorKind: 'bad_delivery' | 'database',
 	index: number,
 ): INodeExecutionData {
-	return {
-		json: { error: message, errorKind },
-		error: new NodeOperationError(context.getNode(), message, { itemIndex: index }),
-		pairedItem: { item: index },
-	};
+	return { json: { error: message, details: { errorKind } }, pairedItem: { item: index } };
 }
 
 /**
