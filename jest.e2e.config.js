@@ -10,6 +10,6 @@ module.exports = {
 	// One n8n at a time, in jest's own process (which then stops it on exit or interrupt): the machine
 	// has two cores and n8n's main process is the bottleneck.
 	maxWorkers: 1,
-	// A cold cache installs Node 24 and n8n first (about 3.5 minutes); beforeAll sets its own, longer limit.
+	// A cold cache installs Node 24 and n8n first (minutes, see the README); beforeAll sets its own, longer limit.
 	testTimeout: 120_000,
 };

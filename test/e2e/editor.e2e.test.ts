@@ -1,0 +1,131 @@
+/**
+ * The package in n8n's real editor, driven by headless Chromium (test/support/editor/; `npm run screens`
+ * takes the README's pictures the same way): the Idempotency Claim template opens on the canvas, the claim
+ * node's panel renders its parameters and hints, the credential's test passes from the UI, a repeated
+ * delivery shows as an execution that went down Duplicate, and the browser console reports no errors.
+ */
+import type { INodeProperties } from 'n8n-workflow';
+
+import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
+import { knownNoise } from '../support/editor/consoleProblems';
+import { startEditorN8n, type EditorN8n } from '../support/editor/editorN8n';
+import { N8nEditor } from '../support/editor/n8nEditor';
+import { explainedByN8nLog } from '../support/n8n/instance';
+import { OWNER } from '../support/n8n/owner';
+import { startTestPostgres, type TestPostgres } from '../support/postgres';
+
+const PACKAGE_NAME = 'n8n-nodes-idempotency';
+const CLAIM_NODE = 'Idempotency Claim';
+const BUSINESS_STEP = 'Insert into business_log (example)';
+const RESPOND_DUPLICATE = 'Respond 200 duplicate';
+const STICKY_NOTE = 'n8n-nodes-base.stickyNote';
+
+const claimProperties = new IdempotencyClaim().description.properties;
+
+let server: TestPostgres;
+let n8n: EditorN8n | undefined;
+let editor: N8nEditor | undefined;
+
+beforeAll(async () => {
+	server = await startTestPostgres();
+	n8n = await startEditorN8n(server.url);
+	editor = await N8nEditor.open(n8n.n8n.baseUrl);
+	await editor.signIn(OWNER.email, OWNER.password);
+}, 15 * 60_000);
+
+afterAll(async () => {
+	await editor?.close();
+	await n8n?.close();
+	await server?.stop();
+}, 120_000);
+
+step(
+	'the template opens on the canvas with every node, the claim node with its subtitle',
+	async () => {
+		await editor!.openWorkflow(n8n!.template.id);
+
+		const expected = n8n!.template.nodes.filter((node) => node.type !== STICKY_NOTE);
+		expect((await editor!.canvasNodeNames()).sort()).toEqual(
+			expected.map((node) => node.name).sort(),
+		);
+		await expectVisibleText(editor!.canvasNode(CLAIM_NODE), 'Claim with lease');
+	},
+);
+
+step('the claim node panel renders Key Source, Claim Mode and Lease with their hints', async () => {
+	const panel = await editor!.openNode(CLAIM_NODE);
+
+	for (const name of ['keySource', 'claimMode', 'leaseSeconds']) {
+		const property = claimProperty(name);
+		await panel.locator(`[data-test-id="parameter-input-${name}"]`).waitFor();
+		await expectVisibleText(panel, property.displayName);
+		await expectVisibleText(panel, property.hint!);
+	}
+	// The template's choices, as the editor shows them.
+	expect(await panel.locator('[data-test-id="parameter-input-keySource"] input').inputValue()).toBe(
+		'Event ID, Else Body Hash',
+	);
+	expect(await panel.locator('[data-test-id="parameter-input-claimMode"] input').inputValue()).toBe(
+		'Claim With Lease',
+	);
+	expect(
+		await panel.locator('[data-test-id="parameter-input-leaseSeconds"] input').inputValue(),
+	).toBe('300');
+	await editor!.closeNode();
+});
+
+step("the credential's test passes from the UI, on opening and again on Retry", async () => {
+	const { dialog, firstTest } = await editor!.openCredential(n8n!.credentialName);
+	expect(firstTest).toEqual({ status: 'OK', message: expect.any(String) });
+	await expectVisibleText(dialog, 'Connection tested successfully');
+
+	expect(await editor!.retestCredential(dialog)).toEqual({
+		status: 'OK',
+		message: expect.any(String),
+	});
+	await expectVisibleText(dialog, 'Connection tested successfully');
+	await editor!.closeCredential(dialog);
+});
+
+step('a repeated delivery shows as an execution that went down Duplicate', async () => {
+	await editor!.openWorkflow(n8n!.template.id);
+	const { answers, executions } = await n8n!.deliverTwice(`evt_editor_${Date.now()}`);
+	expect(answers.map((answer) => answer.body.status)).toEqual(['processed', 'duplicate']);
+	expect(executions[1].nodesRun).toContain(RESPOND_DUPLICATE);
+
+	const label = await editor!.openLatestExecution();
+	await expectVisibleText(label, 'Succeeded');
+	await editor!.executedNode(RESPOND_DUPLICATE).waitFor();
+	expect(await editor!.executedNode(CLAIM_NODE).count()).toBe(1);
+	expect(await editor!.executedNode(BUSINESS_STEP).count()).toBe(0);
+});
+
+step('the browser console reports no errors', async () => {
+	expect(editor!.console.unexpected()).toEqual([]);
+	// Of the known noise, only the missing output-schema preview may name this package's nodes.
+	const aboutThisPackage = editor!.console.all.filter((problem) =>
+		`${problem.text} ${problem.url}`.includes(PACKAGE_NAME),
+	);
+	expect(aboutThisPackage.map((problem) => knownNoise(problem)?.name)).toEqual(
+		aboutThisPackage.map(() => 'output schema preview'),
+	);
+});
+
+function claimProperty(name: string): INodeProperties {
+	const property = claimProperties.find((candidate) => candidate.name === name);
+	if (!property) throw new Error(`the claim node has no parameter ${name}`);
+	return property;
+}
+
+/** Waits until `text` shows inside `scope` (n8n renders panels lazily). */
+async function expectVisibleText(
+	scope: ReturnType<N8nEditor['canvasNode']>,
+	text: string,
+): Promise<void> {
+	await scope.getByText(text, { exact: false }).first().waitFor();
+}
+
+/** A test whose failure message ends with n8n's log tail. */
+function step(name: string, body: () => Promise<void>): void {
+	it(name, () => explainedByN8nLog(n8n?.n8n, body), 300_000);
+}
