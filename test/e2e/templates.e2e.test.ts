@@ -224,6 +224,30 @@ describe('payload fingerprint in real n8n', () => {
 	);
 });
 
+describe('the node template and deliveries it can never process', () => {
+	step(
+		'an empty body is answered 400 with a true message (no retry can succeed), a forged one 401',
+		async () => {
+			const url = n8n!.webhookUrl(webhookPathOf(claimTemplate));
+			const empty = await deliver(url, '');
+			expect(empty.status).toBe(400);
+			expect(empty.body).toMatchObject({ status: 'rejected' });
+			expect(String(empty.body.message)).toContain('no key: the body is empty');
+			const forged = await deliver(url, '{"id":"evt_forged_1"}', {
+				'x-signature': `sha256=${'0'.repeat(64)}`,
+			});
+			expect(forged).toEqual({
+				status: 401,
+				body: { status: 'invalid_signature', reason: 'signature_mismatch' },
+			});
+			const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [
+				'evt:evt_forged_1',
+			]);
+			expect(rowCount).toBe(0);
+		},
+	);
+});
+
 describe('a key header sent twice, over real HTTP', () => {
 	step(
 		'n8n hands the node the joined value, which it refuses (400 through the error output), claiming nothing',
