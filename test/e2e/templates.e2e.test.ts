@@ -13,6 +13,7 @@ import { deliver, stripeSignature } from '../support/deliver';
 import { N8nExecutions } from '../support/n8n/executions';
 import { templateCredentials } from '../support/n8n/credentials';
 import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
+import { runtimePaths } from '../support/n8n/runtime';
 import {
 	REPO_ROOT,
 	loadFixtureWorkflow,
@@ -224,7 +225,11 @@ describe('payload fingerprint in real n8n', () => {
 	);
 });
 
-describe('the node template and deliveries it can never process', () => {
+// The claim node's error output ("Continue (using error output)") is proven on n8n 2.x only: in the one
+// run on n8n 1.123, a refused delivery was answered with an empty body. README says so.
+const describeOnErrorOutput = runtimePaths().major >= 2 ? describe : describe.skip;
+
+describeOnErrorOutput('the node template and deliveries it can never process', () => {
 	step(
 		'an empty body is answered 400 with a true message (no retry can succeed), a forged one 401',
 		async () => {
@@ -248,7 +253,7 @@ describe('the node template and deliveries it can never process', () => {
 	);
 });
 
-describe('a key header sent twice, over real HTTP', () => {
+describeOnErrorOutput('a key header sent twice, over real HTTP', () => {
 	step(
 		'n8n hands the node the joined value, which it refuses (400 through the error output), claiming nothing',
 		async () => {
@@ -284,9 +289,13 @@ function postWithHeaderLines(
 		const request = httpRequest(url, { method: 'POST' }, (response) => {
 			let text = '';
 			response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			response.on('end', () =>
-				resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }),
-			);
+			response.on('end', () => {
+				try {
+					resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) });
+				} catch {
+					resolve({ status: response.statusCode ?? 0, body: { raw: text } });
+				}
+			});
 		});
 		request.on('error', reject);
 		request.setHeader('content-type', 'application/json');
