@@ -5,23 +5,14 @@
  * genuine delivery that follows is still processed.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 
-import { startTestPostgres, type TestPostgres } from '../support/postgres';
 import { githubHeader, stripeHeader } from '../support/signers';
-import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
-import { withClient } from '../support/database';
 import { deliver } from '../support/deliver';
-import { N8nExecutions } from '../support/n8n/executions';
-import { templateCredentials } from '../support/n8n/credentials';
-import { N8nInstance } from '../support/n8n/instance';
-import {
-	REPO_ROOT,
-	loadShippedWorkflow,
-	tablesSql,
-	webhookPathOf,
-	type WorkflowJson,
-} from '../support/workflows';
+import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import type { N8nExecutions } from '../support/n8n/executions';
+import type { N8nInstance } from '../support/n8n/instance';
+import { loadShippedWorkflow, webhookPathOf, type WorkflowJson } from '../support/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';
@@ -48,42 +39,26 @@ const githubTemplate = withSigningCredential(
 	GITHUB_CREDENTIAL.id,
 );
 
-let server: TestPostgres;
-let app: AppDatabase | undefined;
+let started: AppWithN8n | undefined;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
 beforeAll(async () => {
-	server = await startTestPostgres();
-	app = await createAppDatabase(server.url, 'sig_e2e');
-	// The workflows' tables belong to the app role, as when a user runs workflows/processed_events.sql.
-	await withClient(app.appUrl, (client) => client.query(tablesSql()));
-	pool = new Pool({ connectionString: app.adminUrl, max: 4 });
-	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
-	executions = new N8nExecutions(pool, N8N_SCHEMA);
-
-	n8n = await N8nInstance.create({
-		packageDir: REPO_ROOT,
-		credentials: [
-			...templateCredentials(app.appUrl),
+	started = await startAppWithN8n({
+		prefix: 'sig_e2e',
+		n8nSchema: N8N_SCHEMA,
+		extraCredentials: [
 			{ ...STRIPE_CREDENTIAL, data: { secret: STRIPE_SECRET } },
 			{ ...GITHUB_CREDENTIAL, data: { secret: GITHUB_SECRET } },
 		],
 		workflows: [stripeTemplate, githubTemplate],
 		publish: [stripeTemplate.id, githubTemplate.id],
-		databaseUrl: app.adminUrl,
-		databaseSchema: N8N_SCHEMA,
 	});
-	await n8n.start();
+	({ pool, n8n, executions } = started);
 }, 15 * 60_000);
 
-afterAll(async () => {
-	await n8n?.close();
-	await pool?.end();
-	await app?.drop();
-	await server?.stop();
-}, 120_000);
+afterAll(() => started?.close(), 120_000);
 
 const now = () => Math.floor(Date.now() / 1000);
 

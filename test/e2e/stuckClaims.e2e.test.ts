@@ -5,19 +5,14 @@
  * a live lease, not an old completed key.
  */
 import { randomBytes } from 'node:crypto';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
-import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
-import { withClient } from '../support/database';
 import { deliver } from '../support/deliver';
-import { templateCredentials } from '../support/n8n/credentials';
-import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
-import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
 import {
-	REPO_ROOT,
 	loadFixtureWorkflow,
 	loadShippedWorkflow,
-	tablesSql,
 	webhookPathOf,
 	type WorkflowJson,
 } from '../support/workflows';
@@ -33,34 +28,21 @@ const reportWorkflow = withParameters(loadShippedWorkflow('stuck-claims-report.j
 	stuckAfterMinutes: 0,
 });
 
-let server: TestPostgres;
-let app: AppDatabase | undefined;
+let started: AppWithN8n | undefined;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 
 beforeAll(async () => {
-	server = await startTestPostgres();
-	app = await createAppDatabase(server.url, 'stuck_e2e');
-	await withClient(app.appUrl, (client) => client.query(tablesSql()));
-	pool = new Pool({ connectionString: app.adminUrl, max: 4 });
-	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
-	n8n = await N8nInstance.create({
-		packageDir: REPO_ROOT,
-		credentials: templateCredentials(app.appUrl),
+	started = await startAppWithN8n({
+		prefix: 'stuck_e2e',
+		n8nSchema: N8N_SCHEMA,
 		workflows: [dyingWorkflow, reportWorkflow],
 		publish: [dyingWorkflow.id],
-		databaseUrl: app.adminUrl,
-		databaseSchema: N8N_SCHEMA,
 	});
-	await n8n.start();
+	({ pool, n8n } = started);
 }, 15 * 60_000);
 
-afterAll(async () => {
-	await n8n?.close();
-	await pool?.end();
-	await app?.drop();
-	await server?.stop();
-}, 120_000);
+afterAll(() => started?.close(), 120_000);
 
 it('an execution killed mid-way is reported once its lease expires, and nothing else is', () =>
 	explainedByN8nLog(n8n, async () => {
