@@ -41,9 +41,11 @@ export async function openClaimTable(
 	needs: TableNeeds,
 ): Promise<ClaimTable> {
 	let prepared = await cachedPreparation(pool, ref, needs.createIfMissing);
-	if (unmetNeeds(ref, prepared, needs).length > 0)
+	let unmet = unmetNeeds(ref, prepared, needs);
+	if (unmet.length > 0) {
 		prepared = await reprepare(pool, ref, needs.createIfMissing);
-	const unmet = unmetNeeds(ref, prepared, needs);
+		unmet = unmetNeeds(ref, prepared, needs);
+	}
 	if (unmet.length > 0)
 		throw new TableError(`table ${ref.schema}.${ref.table} ${unmet.join('; ')}`);
 	return { pool, ref, capabilities: prepared.capabilities };
