@@ -1,6 +1,7 @@
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { freshClaimTable, rowsOf } from '../support/claimTable';
+import { testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 
@@ -39,4 +40,29 @@ describe('purge', () => {
 		expect(result.deleted).toBe(2);
 		expect((await rowsOf(table.pool, table.ref.qualified)).map((row) => row.key)).toEqual(['live']);
 	});
+
+	it('purges a table with only key and first_seen (no claim there is still being worked on)', async () => {
+		const table = await freshClaimTable(false, await keyAndFirstSeenTable());
+		const now = new Date('2026-03-01T00:00:00Z');
+		await table.pool.query(
+			`INSERT INTO ${table.ref.qualified} (key, first_seen) VALUES ('old', $1), ('fresh', $2)`,
+			[new Date(now.getTime() - 40 * 86_400_000), now],
+		);
+		expect(table.capabilities.leases).toBe(false);
+		const result = await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now });
+		expect(result.deleted).toBe(1);
+		expect((await rowsOf(table.pool, table.ref.qualified)).map((row) => row.key)).toEqual([
+			'fresh',
+		]);
+	});
 });
+
+async function keyAndFirstSeenTable(): Promise<string> {
+	const name = uniqueTableName('keyonly');
+	const admin = testPool(1);
+	await admin.query(
+		`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+	);
+	await admin.end();
+	return name;
+}

@@ -28,9 +28,10 @@ export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promi
 		[options.now ?? null, options.olderThanDays * 86_400],
 	);
 	const { now, cutoff } = clock.rows[0];
-	const live = table.capabilities.leases
-		? " AND NOT (status = 'processing' AND lease_until > $3)"
-		: ' AND $3::timestamptz IS NOT NULL';
+	// Without lease columns every claim is final: nothing is still being worked on.
+	const { leases } = table.capabilities;
+	const live = leases ? " AND NOT (status = 'processing' AND lease_until > $3)" : '';
+	const values = leases ? [cutoff, options.batchSize, now] : [cutoff, options.batchSize];
 	const sql =
 		`WITH doomed AS (SELECT key FROM ${qualified} WHERE first_seen < $1${live} ORDER BY first_seen LIMIT $2 FOR UPDATE SKIP LOCKED) ` +
 		`DELETE FROM ${qualified} AS e USING doomed WHERE e.key = doomed.key`;
@@ -40,7 +41,7 @@ export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promi
 		const started = Date.now();
 		const { value } = await withTransientRetry(
 			table.pool,
-			(client) => client.query(sql, [cutoff, options.batchSize, now]),
+			(client) => client.query(sql, values),
 			SETTLE_RETRY,
 		);
 		const count = value.rowCount ?? 0;
