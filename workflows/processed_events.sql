@@ -2,15 +2,16 @@
 -- database user n8n connects with may not create tables; otherwise the Idempotency Claim node creates
 -- processed_events itself ("Create Table If Missing", on by default). Safe to run again.
 
--- One row per idempotency key: the first delivery inserts it, every later one finds it.
+-- One row per idempotency key: the first delivery inserts it, every later one finds it. Fixed-width
+-- columns come first: placed after the text key, each row would carry alignment padding.
 CREATE TABLE IF NOT EXISTS processed_events (
-	key text PRIMARY KEY,
 	first_seen timestamptz NOT NULL DEFAULT now(),
 	last_seen timestamptz,
+	lease_until timestamptz,
 	deliveries integer NOT NULL DEFAULT 1,
+	key text PRIMARY KEY,
 	-- 'processing' while a lease-mode claim runs its business step, 'completed' afterwards.
 	status text NOT NULL DEFAULT 'completed',
-	lease_until timestamptz,
 	claim_token text,
 	fingerprint text
 );

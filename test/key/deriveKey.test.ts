@@ -218,4 +218,12 @@ describe('payload fingerprint', () => {
 		expect(payloadFingerprint(a, 'off')).toBeNull();
 		expect(canonicalJson({ z: undefined, y: [null, 'é'] })).toBe('{"y":[null,"é"]}');
 	});
+
+	it('keeps the first 128 bits of the SHA-256, in hex', () => {
+		const body = '{"id":"evt_1"}';
+		const full = createHash('sha256').update(body).digest('hex');
+		expect(payloadFingerprint(webhook(body, { id: 'evt_1' }), 'rawBody')).toBe(
+			`raw:${full.slice(0, 32)}`,
+		);
+	});
 });

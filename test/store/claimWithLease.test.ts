@@ -123,6 +123,26 @@ describe('payload fingerprint', () => {
 		expect(same).toMatchObject({ won: true, reclaimed: true });
 	});
 
+	it('rows stored with the whole SHA-256 match the shorter fingerprint of the same payload, in both modes', async () => {
+		const table = await freshClaimTable();
+		const whole = 'ab'.repeat(32);
+		await table.pool.query(
+			`INSERT INTO ${table.ref.qualified} (key, first_seen, status, lease_until, fingerprint) VALUES
+			 ('evt:done', $1, 'completed', NULL, $2), ('evt:expired', $1, 'processing', $1, $2)`,
+			[at(0), `json:${whole}`],
+		);
+		const short = (key: string) => ({ key, fingerprint: `json:${whole.slice(0, 32)}` });
+		const other = (key: string) => ({ key, fingerprint: `json:${'cd'.repeat(16)}` });
+		const [done] = await table.claim([short('evt:done')]);
+		const [changed] = await table.claim([other('evt:done')]);
+		expect(done).toMatchObject({ won: false, mismatch: false });
+		expect(changed).toMatchObject({ won: false, mismatch: true });
+		const [notTaken] = await table.claim([other('evt:expired')], lease(10));
+		expect(notTaken).toMatchObject({ won: false, mismatch: true });
+		const [taken] = await table.claim([short('evt:expired')], lease(20));
+		expect(taken).toMatchObject({ won: true, reclaimed: true, mismatch: false });
+	});
+
 	it('flags a mismatch between two items of one batch', async () => {
 		const table = await freshClaimTable();
 		const outcomes = await table.claim([json('aaa'), json('bbb'), json('aaa')]);

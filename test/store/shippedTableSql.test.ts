@@ -19,7 +19,7 @@ async function columnsAfter(statements: string[], schema: string) {
 		for (const statement of statements) await client.query(statement);
 		const result = await client.query(
 			`SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
-			 WHERE table_schema = $1 AND table_name = 'processed_events' ORDER BY column_name`,
+			 WHERE table_schema = $1 AND table_name = 'processed_events' ORDER BY ordinal_position`,
 			[schema],
 		);
 		return result.rows;
@@ -37,15 +37,16 @@ describe('workflows/processed_events.sql', () => {
 		);
 		const byFile = await columnsAfter([SHIPPED_SQL], uniqueTableName('file_ddl'));
 		expect(byFile).toEqual(byNode);
+		// Fixed-width columns before the text ones: no alignment padding in any row.
 		expect(byNode.map((c) => c.column_name)).toEqual([
-			'claim_token',
-			'deliveries',
-			'fingerprint',
 			'first_seen',
-			'key',
 			'last_seen',
 			'lease_until',
+			'deliveries',
+			'key',
 			'status',
+			'claim_token',
+			'fingerprint',
 		]);
 	});
 

@@ -38,12 +38,18 @@ export interface ClaimOutcome {
 	claimToken: string | null;
 }
 
-/** Fingerprints are comparable only when computed the same way (`raw:` vs `json:`). */
+/**
+ * Fingerprints are comparable only when computed the same way (`raw:` vs `json:`). Rows stored before
+ * fingerprints were shortened hold the whole SHA-256: a fingerprint is the same when one is the start of
+ * the other.
+ */
 export function fingerprintsDiffer(
 	stored: string | null | undefined,
 	offered: string | null,
 ): boolean {
 	if (!stored || !offered) return false;
 	const kind = (fingerprint: string) => fingerprint.slice(0, fingerprint.indexOf(':') + 1);
-	return kind(stored) === kind(offered) && stored !== offered;
+	return (
+		kind(stored) === kind(offered) && !stored.startsWith(offered) && !offered.startsWith(stored)
+	);
 }

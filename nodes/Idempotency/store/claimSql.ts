@@ -137,7 +137,9 @@ export function claimWithLeaseStatement(ref: TableRef): NamedStatement {
 function claimWithLeaseSql(ref: TableRef): string {
 	const sameFingerprintOrUnknown =
 		'(e.fingerprint IS NULL OR EXCLUDED.fingerprint IS NULL OR ' +
-		"split_part(e.fingerprint, ':', 1) <> split_part(EXCLUDED.fingerprint, ':', 1) OR e.fingerprint = EXCLUDED.fingerprint)";
+		"split_part(e.fingerprint, ':', 1) <> split_part(EXCLUDED.fingerprint, ':', 1) OR " +
+		// The same rule as fingerprintsDiffer: a row stored before fingerprints were shortened holds the whole hash.
+		'starts_with(e.fingerprint, EXCLUDED.fingerprint) OR starts_with(EXCLUDED.fingerprint, e.fingerprint))';
 	const takeover = `(e.status = 'processing' AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.last_seen AND ${sameFingerprintOrUnknown})`;
 	return (
 		`WITH ${INPUT} ` +

@@ -29,10 +29,35 @@ const EXACT_KEY_TYPES = new Set(['text', 'character varying']);
 /** How long table preparation may wait for a lock before it goes on with the table as it is. */
 const DDL_LOCK_TIMEOUT = '3s';
 
-/** The DDL that creates the full table; also what README and workflows/processed_events.sql ship. */
+const REQUIRED_COLUMNS: Array<[string, string]> = [
+	['key', 'text PRIMARY KEY'],
+	['first_seen', 'timestamptz NOT NULL DEFAULT now()'],
+];
+
+const columnTypes = new Map([...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS]);
+
+/**
+ * A new table's column order, fixed-width first: Postgres aligns a timestamp to 8 bytes, so a text key
+ * placed before them cost up to 7 bytes of padding in every row (measured in test/store/bytesPerKey).
+ */
+const NEW_TABLE_ORDER = [
+	'first_seen',
+	'last_seen',
+	'lease_until',
+	'deliveries',
+	'key',
+	'status',
+	'claim_token',
+	'fingerprint',
+];
+
+/**
+ * The DDL that creates the full table; also what README and workflows/processed_events.sql ship. The
+ * ALTERs add nothing to a table this creates; they bring a table made earlier up to date.
+ */
 export function createTableSql(ref: TableRef): string[] {
 	return [
-		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
+		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (${NEW_TABLE_ORDER.map((name) => `${name} ${columnTypes.get(name)}`).join(', ')})`,
 		...OPTIONAL_COLUMNS.map(
 			([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`,
 		),
