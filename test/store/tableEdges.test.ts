@@ -37,6 +37,23 @@ async function open(name: string, needs: TableNeeds, credentials = testCredentia
 	);
 }
 
+describe('the purge index of a table made earlier', () => {
+	it('a partial index on first_seen is not taken for the purge index: the plain one is added', async () => {
+		const name = uniqueTableName('partial');
+		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
+		await admin.query(
+			`CREATE INDEX ${name}_recent ON ${name} (first_seen) WHERE first_seen > '2026-01-01'`,
+		);
+		await open(name, plain(true));
+		const { rows } = await admin.query<{ indexdef: string }>(
+			`SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(first_seen)' ORDER BY indexname`,
+			[name],
+		);
+		expect(rows).toHaveLength(1);
+		expect(rows[0].indexdef).toContain(`${name}_first_seen_idx`);
+	});
+});
+
 describe('a pool never acts on a stale picture of the table', () => {
 	it('key/first_seen table → purge → a lease claim adds columns → Complete and Release with the claim ID settle for real', async () => {
 		const name = uniqueTableName('stale');

@@ -14,6 +14,7 @@ export interface TableFacts {
 	columns: Map<string, ColumnFacts>;
 	/** A unique index on `key` alone, which `ON CONFLICT (key)` needs. */
 	keyIsUnique: boolean;
+	/** A plain (not partial) index led by first_seen, which purges by age use. */
 	hasFirstSeenIndex: boolean;
 	privileges: Record<TablePrivilege, boolean>;
 }
@@ -63,7 +64,7 @@ SELECT current_user AS role,
                        WHERE i.indrelid = rel.oid AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
                          AND a.attname = 'key') FROM rel) AS key_unique,
        (SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-                       WHERE i.indrelid = rel.oid AND a.attname = 'first_seen') FROM rel) AS first_seen_index,
+                       WHERE i.indrelid = rel.oid AND i.indpred IS NULL AND a.attname = 'first_seen') FROM rel) AS first_seen_index,
        (SELECT has_table_privilege(rel.oid, 'SELECT') AND has_schema_privilege((SELECT oid FROM ns), 'USAGE') FROM rel) AS can_select,
        (SELECT has_table_privilege(rel.oid, 'INSERT') FROM rel) AS can_insert,
        (SELECT has_table_privilege(rel.oid, 'UPDATE') FROM rel) AS can_update,
