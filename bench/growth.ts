@@ -1,7 +1,8 @@
-// Claims as the table grows: the node's claim (Claim Once, counting repeats) on tables already holding
-// 0, 1 M, 10 M and 30 M keys (--quick: 0, 20,000, 100,000), 1 item per execution and 100-item batches,
-// new and repeat keys. All tables are loaded first, then measured in interleaved rounds, so load from
-// elsewhere on the machine hits every size alike. Also table + indexes per million keys at each size.
+// Claims as the table grows: the node's claim (Claim Once) on tables already holding 0, 1 M, 10 M and
+// 30 M keys (--quick: 0, 20,000, 100,000), 1 item per execution and 100-item batches: new keys, repeats
+// of recent keys (what provider retries are) and repeats of keys up to 30 days old, counted or read-only.
+// All tables are loaded first, then measured in interleaved rounds, so load from elsewhere on the machine
+// hits every size alike. Also table + indexes per million keys at each size.
 import type { Pool } from 'pg';
 
 import type { Benchmark, BenchRow } from './benchmark';
@@ -10,21 +11,41 @@ import { formatMiB, formatRatio, timed } from './stats';
 
 const TARGET_RATIO = 0.8;
 
+type Keys = 'new' | 'recent' | 'old';
+
 interface Shape {
 	label: string;
 	batch: number;
-	repeat: boolean;
+	keys: Keys;
+	/** Count Repeat Deliveries: a repeat updates its row, or only reads it. */
+	countRepeats: boolean;
 }
 
 const SHAPES: Shape[] = [
-	{ label: '1 item, new key', batch: 1, repeat: false },
-	{ label: '1 item, repeat key', batch: 1, repeat: true },
-	{ label: '100 items, new keys', batch: 100, repeat: false },
-	{ label: '100 items, repeat keys', batch: 100, repeat: true },
+	{ label: '1 item, new key', batch: 1, keys: 'new', countRepeats: true },
+	{ label: '1 item, repeat of a recent key', batch: 1, keys: 'recent', countRepeats: true },
+	{ label: '1 item, repeat of a key up to 30 days old', batch: 1, keys: 'old', countRepeats: true },
+	{ label: '100 items, new keys', batch: 100, keys: 'new', countRepeats: true },
+	{ label: '100 items, repeats of recent keys', batch: 100, keys: 'recent', countRepeats: true },
+	{
+		label: '100 items, repeats of keys up to 30 days old',
+		batch: 100,
+		keys: 'old',
+		countRepeats: true,
+	},
+	{
+		label: '100 items, repeats of keys up to 30 days old, read-only (Count Repeat Deliveries off)',
+		batch: 100,
+		keys: 'old',
+		countRepeats: false,
+	},
 ];
 
 /** The ids the bulk load gives row i (the node's key is `evt:` + id). */
 const loadedId = (i: number) => `evt_${i.toString(16).padStart(24, '0')}`;
+
+const pick = <T>(from: T[], count: number): T[] =>
+	Array.from({ length: count }, () => from[Math.floor(Math.random() * from.length)]);
 
 export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const sizes = quick ? [0, 20_000, 100_000] : [0, 1_000_000, 10_000_000, 30_000_000];
@@ -39,41 +60,57 @@ export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, l
 		log(`growth: ${size.toLocaleString('en')} keys loaded in ${(ms / 1000).toFixed(0)} s`);
 	}
 
-	const claimers = tables.map((table) => nodeClaimer(dist, credentials, table));
-	// Warm-up: pools, table preparation, prepared statements; these fresh keys are the empty table's repeats.
+	const claimers = tables.map((table) => ({
+		counting: nodeClaimer(dist, credentials, table),
+		readOnly: nodeClaimer(dist, credentials, table, false),
+	}));
+	// Warm-up: pools, table preparation, prepared statements. These keys are every table's first recent
+	// keys; the new keys each table claims later join its own.
 	const warmIds = freshIds(keysPerRound);
-	for (const claimer of claimers) await claimer.run(claimer.prepare(warmIds.slice(0, 100)));
-	const repeatIds = (sizeIndex: number, count: number) =>
-		sizes[sizeIndex] === 0
-			? warmIds.slice(0, Math.min(count, 100))
-			: Array.from({ length: count }, () =>
-					loadedId(1 + Math.floor(Math.random() * sizes[sizeIndex])),
-				);
+	const recent = sizes.map(() => [...warmIds]);
+	for (const claimer of claimers) {
+		await claimer.counting.run(claimer.counting.prepare(warmIds));
+		await claimer.readOnly.run(claimer.readOnly.prepare(warmIds.slice(0, 100)));
+	}
+	const idsFor = (keys: Keys, sizeIndex: number, count: number): string[] => {
+		if (keys === 'new') return freshIds(count);
+		// The empty table has no old keys: its repeats are always of keys claimed minutes ago.
+		if (keys === 'recent' || sizes[sizeIndex] === 0) return pick(recent[sizeIndex], count);
+		return Array.from({ length: count }, () =>
+			loadedId(1 + Math.floor(Math.random() * sizes[sizeIndex])),
+		);
+	};
 
-	// keys/s per shape per size, summed over rounds
+	// keys, seconds and WAL bytes per shape per size, summed over rounds
 	const keys = SHAPES.map(() => sizes.map(() => 0));
 	const seconds = SHAPES.map(() => sizes.map(() => 0));
+	const walBytes = SHAPES.map(() => sizes.map(() => 0));
 	for (let round = 0; round < rounds; round++) {
 		for (const [shapeIndex, shape] of SHAPES.entries()) {
+			const executions = Math.max(1, Math.floor(keysPerRound / shape.batch));
 			for (let sizeIndex = 0; sizeIndex < sizes.length; sizeIndex++) {
-				const claimer = claimers[sizeIndex];
-				const executions = Math.max(1, Math.floor(keysPerRound / shape.batch));
-				const contexts = Array.from({ length: executions }, () =>
-					claimer.prepare(shape.repeat ? repeatIds(sizeIndex, shape.batch) : freshIds(shape.batch)),
+				const { counting, readOnly } = claimers[sizeIndex];
+				const claimer = shape.countRepeats ? counting : readOnly;
+				const ids = Array.from({ length: executions }, () =>
+					idsFor(shape.keys, sizeIndex, shape.batch),
 				);
+				const contexts = ids.map((batch) => claimer.prepare(batch));
 				let wrong = 0;
+				const walBefore = await walPosition(pool);
 				const { ms } = await timed(async () => {
 					for (const context of contexts) {
 						const [created, duplicates] = await claimer.run(context);
-						if (shape.repeat ? created.length > 0 : duplicates.length > 0) wrong++;
+						if (shape.keys === 'new' ? duplicates.length > 0 : created.length > 0) wrong++;
 					}
 				});
+				walBytes[shapeIndex][sizeIndex] += await walSince(pool, walBefore);
 				check(
 					wrong === 0,
 					`growth: ${shape.label} on ${tables[sizeIndex]} routed ${wrong} executions wrongly`,
 				);
 				keys[shapeIndex][sizeIndex] += executions * shape.batch;
 				seconds[shapeIndex][sizeIndex] += ms / 1000;
+				if (shape.keys === 'new') recent[sizeIndex].push(...ids.flat());
 			}
 		}
 		log(`growth: round ${round + 1}/${rounds} done`);
@@ -102,13 +139,19 @@ export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, l
 	return {
 		rows,
 		details: [
-			`Claim Once (counting repeats) through the node's execute(); ${rounds} interleaved rounds of ~${keysPerRound.toLocaleString('en')} keys per shape and size.`,
+			`Claim Once through the node's execute(), repeats counted unless the shape says read-only; ${rounds} interleaved rounds of ~${keysPerRound.toLocaleString('en')} keys per shape and size. ` +
+				"Recent keys: keys the table's own claims of this run inserted. Old keys: drawn evenly from the loaded keys (first seen over 30 days). " +
+				'WAL per key: bytes of write-ahead log the claims wrote (the whole server: other activity is counted too).',
 			'',
 			`| shape | ${sizes.map((size) => `${sizeLabel(size)} keys`).join(' | ')} |`,
 			`|---|${sizes.map(() => '---:').join('|')}|`,
 			...SHAPES.map(
 				(shape, shapeIndex) =>
 					`| ${shape.label} (keys/s) | ${sizes.map((_, sizeIndex) => Math.round(rate(shapeIndex, sizeIndex)).toLocaleString('en')).join(' | ')} |`,
+			),
+			...SHAPES.map(
+				(shape, shapeIndex) =>
+					`| ${shape.label} (WAL bytes per key) | ${sizes.map((_, sizeIndex) => Math.round(walBytes[shapeIndex][sizeIndex] / keys[shapeIndex][sizeIndex]).toLocaleString('en')).join(' | ')} |`,
 			),
 			`| table + indexes per million keys | ${perMillion.map((bytes) => (Number.isNaN(bytes) ? '–' : formatMiB(bytes))).join(' | ')} |`,
 		].join('\n'),
@@ -140,6 +183,21 @@ async function load(
 	await pool.query(ddl[ddl.length - 1]);
 	await pool.query(`VACUUM ANALYZE ${ref.qualified}`);
 	await pool.query('CHECKPOINT').catch(() => undefined);
+}
+
+async function walPosition(pool: Pool): Promise<string> {
+	const { rows } = await pool.query<{ lsn: string }>(
+		'SELECT pg_current_wal_insert_lsn()::text AS lsn',
+	);
+	return rows[0].lsn;
+}
+
+async function walSince(pool: Pool, lsn: string): Promise<number> {
+	const { rows } = await pool.query<{ bytes: number }>(
+		'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::float8 AS bytes',
+		[lsn],
+	);
+	return rows[0].bytes;
 }
 
 async function totalBytes(pool: Pool, table: string): Promise<number> {

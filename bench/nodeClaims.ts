@@ -8,9 +8,14 @@ import { executeContext, webhookItem } from '../test/support/executeContext';
 import type { Dist } from './dist';
 
 /** A claim node bound to one table; items are built before timing starts (n8n's Webhook node builds them). */
-export function nodeClaimer(dist: Dist, credentials: PostgresCredentials, table: string) {
+export function nodeClaimer(
+	dist: Dist,
+	credentials: PostgresCredentials,
+	table: string,
+	countRepeats = true,
+) {
 	const node = new dist.IdempotencyClaim();
-	const parameters = { keySource: 'auto', claimMode: 'once', options: { table } };
+	const parameters = { keySource: 'auto', claimMode: 'once', options: { table, countRepeats } };
 	return {
 		/** Context for one execution over webhook items with these event ids (Raw Body on). */
 		prepare: (ids: string[]) =>
