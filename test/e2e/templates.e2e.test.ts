@@ -5,20 +5,16 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 
-import { startTestPostgres, type TestPostgres } from '../support/postgres';
-import { withClient } from '../support/database';
 import { deliver, stripeSignature } from '../support/deliver';
-import { N8nExecutions } from '../support/n8n/executions';
-import { templateCredentials } from '../support/n8n/credentials';
-import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
+import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import type { N8nExecutions } from '../support/n8n/executions';
+import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
 import { runtimePaths } from '../support/n8n/runtime';
 import {
-	REPO_ROOT,
 	loadFixtureWorkflow,
 	loadShippedWorkflow,
-	tablesSql,
 	webhookPathOf,
 	type WorkflowJson,
 } from '../support/workflows';
@@ -33,27 +29,15 @@ const cleanupWorkflow = loadShippedWorkflow('cleanup-processed-events.json');
 const fingerprintWorkflow = loadFixtureWorkflow('fingerprint-mismatch.json');
 const headerWorkflow = loadFixtureWorkflow('header-sent-twice.json');
 
-let server: TestPostgres;
-let databaseName: string;
+let started: AppWithN8n | undefined;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
 beforeAll(async () => {
-	server = await startTestPostgres();
-	// A database of its own: n8n's tables (schema n8n_e2e) next to the templates' tables (public).
-	databaseName = `idem_e2e_${randomBytes(4).toString('hex')}`;
-	await withClient(server.url, (admin) => admin.query(`CREATE DATABASE ${databaseName}`));
-	const url = new URL(server.url);
-	url.pathname = `/${databaseName}`;
-	pool = new Pool({ connectionString: url.toString(), max: 4 });
-	await pool.query(tablesSql());
-	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
-	executions = new N8nExecutions(pool, N8N_SCHEMA);
-
-	n8n = await N8nInstance.create({
-		packageDir: REPO_ROOT,
-		credentials: templateCredentials(url.toString()),
+	started = await startAppWithN8n({
+		prefix: 'idem_e2e',
+		n8nSchema: N8N_SCHEMA,
 		workflows: [
 			claimTemplate,
 			builtinTemplate,
@@ -62,21 +46,11 @@ beforeAll(async () => {
 			headerWorkflow,
 		],
 		publish: [claimTemplate.id, builtinTemplate.id, fingerprintWorkflow.id, headerWorkflow.id],
-		databaseUrl: url.toString(),
-		databaseSchema: N8N_SCHEMA,
 	});
-	await n8n.start();
+	({ pool, n8n, executions } = started);
 }, 15 * 60_000);
 
-afterAll(async () => {
-	await n8n?.close();
-	await pool?.end();
-	if (databaseName)
-		await withClient(server.url, (admin) =>
-			admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`),
-		);
-	await server?.stop();
-}, 120_000);
+afterAll(() => started?.close(), 120_000);
 
 interface TemplateCase {
 	label: string;
