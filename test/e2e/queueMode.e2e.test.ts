@@ -19,7 +19,7 @@ import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog } from '../support/n8n/instance';
 import { QueueModeCluster } from '../support/n8n/queueModeCluster';
 import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
-import { webhookPathOf } from '../support/workflows';
+import { businessRowsPerKey, webhookPathOf } from '../support/workflows';
 import { QUEUE_MODE_LEASE_SECONDS, queueModeWorkflow } from './fixtures/queueModeWorkflow';
 
 const EVENTS = Number(process.env.E2E_QUEUE_EVENTS ?? 100);
@@ -133,7 +133,9 @@ it(
 			expect(keys.filter((key) => processed.get(key) !== 1)).toEqual([]);
 			// One business-step attempt and one row per event, and business steps ran on both workers.
 			expect(await attemptsPerKey(keys)).toEqual(Object.fromEntries(keys.map((key) => [key, 1])));
-			expect(await rowsPerKey(keys)).toEqual(Object.fromEntries(keys.map((key) => [key, 1])));
+			expect(await businessRowsPerKey(db, keys)).toEqual(
+				Object.fromEntries(keys.map((key) => [key, 1])),
+			);
 			expect(await workersWithAttempts(keys)).toEqual(WORKER_NAMES);
 			expect(await claimStatuses(keys)).toEqual({ completed: EVENTS });
 		}),
@@ -198,7 +200,9 @@ it(
 			// Complete leaves; the idempotent write (ON CONFLICT (event_key) DO NOTHING) keeps it to one row.
 			expect(heldByVictim).toHaveLength(victim!.inFlight);
 			for (const key of heldByVictim) expect(attempts[key]).toEqual([victim!.name, survivor]);
-			expect(await rowsPerKey(keys)).toEqual(Object.fromEntries(keys.map((key) => [key, 1])));
+			expect(await businessRowsPerKey(db, keys)).toEqual(
+				Object.fromEntries(keys.map((key) => [key, 1])),
+			);
 		}),
 	300_000,
 );
@@ -209,14 +213,6 @@ async function executionIdsSince(since: number): Promise<number[]> {
 		[workflow.id, since],
 	);
 	return rows.map((row) => row.id);
-}
-
-async function rowsPerKey(keys: string[]): Promise<Record<string, number>> {
-	const { rows } = await db.query<{ event_key: string; n: number }>(
-		'SELECT event_key, count(*)::int AS n FROM business_log WHERE event_key = ANY($1) GROUP BY event_key',
-		[keys],
-	);
-	return Object.fromEntries(rows.map((row) => [row.event_key, row.n]));
 }
 
 async function attemptsPerKey(keys: string[]): Promise<Record<string, number>> {

@@ -13,6 +13,7 @@ import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
 import { runtimePaths } from '../support/n8n/runtime';
 import {
+	businessRowsPerKey,
 	loadFixtureWorkflow,
 	loadShippedWorkflow,
 	webhookPathOf,
@@ -104,7 +105,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			expect(runs[1].nodesRun).not.toContain(BUSINESS_STEP);
 			expect(runs[2].nodesRun).toContain(BUSINESS_STEP);
 
-			expect(await businessRows(`evt:evt_${tag}_A`, `evt:evt_${tag}_B`)).toEqual({
+			expect(await businessRowsPerKey(pool, [`evt:evt_${tag}_A`, `evt:evt_${tag}_B`])).toEqual({
 				[`evt:evt_${tag}_A`]: 1,
 				[`evt:evt_${tag}_B`]: 1,
 			});
@@ -123,7 +124,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 
 			expect(first).toEqual({ status: 200, body: { status: 'processed', key } });
 			expect(second).toEqual({ status: 200, body: { status: 'duplicate', key } });
-			expect(await businessRows(key)).toEqual({ [key]: 1 });
+			expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 			const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
 			expect(rowCount).toBe(1);
 		},
@@ -147,7 +148,9 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 		const runs = await executions.waitForFinished(workflow.id, since, 8);
 		expect(runs).toHaveLength(8);
 		expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
-		expect(await businessRows(`evt:evt_${tag}_C`)).toEqual({ [`evt:evt_${tag}_C`]: 1 });
+		expect(await businessRowsPerKey(pool, [`evt:evt_${tag}_C`])).toEqual({
+			[`evt:evt_${tag}_C`]: 1,
+		});
 	});
 
 	if (workflow === claimTemplate) {
@@ -174,7 +177,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 
 				const retried = await deliver(url(), body);
 				expect(retried).toEqual({ status: 200, body: { status: 'processed', key } });
-				expect(await businessRows(key)).toEqual({ [key]: 1 });
+				expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 			},
 		);
 	}
@@ -314,14 +317,6 @@ describe('cleanup workflow', () => {
 /** A test whose failure message ends with n8n's log tail. */
 function step(name: string, body: () => Promise<void>): void {
 	it(name, () => explainedByN8nLog(n8n, body));
-}
-
-async function businessRows(...keys: string[]): Promise<Record<string, number>> {
-	const { rows } = await pool.query(
-		'SELECT event_key, count(*)::int AS n FROM business_log WHERE event_key = ANY($1) GROUP BY event_key',
-		[keys],
-	);
-	return Object.fromEntries(rows.map((row) => [row.event_key, row.n]));
 }
 
 async function countKeys(): Promise<number> {
