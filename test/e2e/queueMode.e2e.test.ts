@@ -12,17 +12,14 @@
  * idempotent business write.
  */
 import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 
-import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
-import { withClient } from '../support/database';
-import { templateCredentials } from '../support/n8n/credentials';
-import { N8nExecutions } from '../support/n8n/executions';
+import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog } from '../support/n8n/instance';
 import { QueueModeCluster } from '../support/n8n/queueModeCluster';
-import { startTestPostgres, type TestPostgres } from '../support/postgres';
 import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
-import { REPO_ROOT, tablesSql, webhookPathOf } from '../support/workflows';
+import { businessRowsPerKey, webhookPathOf } from '../support/workflows';
 import { QUEUE_MODE_LEASE_SECONDS, queueModeWorkflow } from './fixtures/queueModeWorkflow';
 
 const EVENTS = Number(process.env.E2E_QUEUE_EVENTS ?? 100);
@@ -56,39 +53,29 @@ CREATE TRIGGER record_business_attempt BEFORE INSERT ON business_log
 
 const workflow = queueModeWorkflow();
 
-let server: TestPostgres;
-let app: AppDatabase | undefined;
+let started: AppWithN8n<QueueModeCluster> | undefined;
 let db: Pool;
 let cluster: QueueModeCluster | undefined;
 let executions: N8nExecutions;
 
 beforeAll(async () => {
-	server = await startTestPostgres();
-	app = await createAppDatabase(server.url, 'idem_queue');
-	await withClient(app.appUrl, (client) => client.query(`${tablesSql()}\n${ATTEMPTS_SQL}`));
-	db = new Pool({ connectionString: app.adminUrl, max: 4 });
-	await db.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
-	executions = new N8nExecutions(db, N8N_SCHEMA);
-
-	cluster = await QueueModeCluster.create({
-		packageDir: REPO_ROOT,
-		credentials: templateCredentials(app.appUrl),
+	started = await startAppWithN8n({
+		prefix: 'idem_queue',
+		n8nSchema: N8N_SCHEMA,
 		workflows: [workflow],
 		publish: [workflow.id],
-		databaseUrl: app.adminUrl,
-		databaseSchema: N8N_SCHEMA,
-		workers: WORKER_NAMES.length,
-		workerEnv: (index) => ({ PGAPPNAME: WORKER_NAMES[index] }),
+		appSql: ATTEMPTS_SQL,
+		launch: (n8n) =>
+			QueueModeCluster.create({
+				...n8n,
+				workers: WORKER_NAMES.length,
+				workerEnv: (index) => ({ PGAPPNAME: WORKER_NAMES[index] }),
+			}),
 	});
-	await cluster.start();
+	({ pool: db, n8n: cluster, executions } = started);
 }, 15 * 60_000);
 
-afterAll(async () => {
-	await cluster?.close();
-	await db?.end();
-	await app?.drop();
-	await server?.stop();
-}, 120_000);
+afterAll(() => started?.close(), 120_000);
 
 const url = () => cluster!.webhookUrl(webhookPathOf(workflow));
 
@@ -146,7 +133,9 @@ it(
 			expect(keys.filter((key) => processed.get(key) !== 1)).toEqual([]);
 			// One business-step attempt and one row per event, and business steps ran on both workers.
 			expect(await attemptsPerKey(keys)).toEqual(Object.fromEntries(keys.map((key) => [key, 1])));
-			expect(await rowsPerKey(keys)).toEqual(Object.fromEntries(keys.map((key) => [key, 1])));
+			expect(await businessRowsPerKey(db, keys)).toEqual(
+				Object.fromEntries(keys.map((key) => [key, 1])),
+			);
 			expect(await workersWithAttempts(keys)).toEqual(WORKER_NAMES);
 			expect(await claimStatuses(keys)).toEqual({ completed: EVENTS });
 		}),
@@ -211,7 +200,9 @@ it(
 			// Complete leaves; the idempotent write (ON CONFLICT (event_key) DO NOTHING) keeps it to one row.
 			expect(heldByVictim).toHaveLength(victim!.inFlight);
 			for (const key of heldByVictim) expect(attempts[key]).toEqual([victim!.name, survivor]);
-			expect(await rowsPerKey(keys)).toEqual(Object.fromEntries(keys.map((key) => [key, 1])));
+			expect(await businessRowsPerKey(db, keys)).toEqual(
+				Object.fromEntries(keys.map((key) => [key, 1])),
+			);
 		}),
 	300_000,
 );
@@ -222,14 +213,6 @@ async function executionIdsSince(since: number): Promise<number[]> {
 		[workflow.id, since],
 	);
 	return rows.map((row) => row.id);
-}
-
-async function rowsPerKey(keys: string[]): Promise<Record<string, number>> {
-	const { rows } = await db.query<{ event_key: string; n: number }>(
-		'SELECT event_key, count(*)::int AS n FROM business_log WHERE event_key = ANY($1) GROUP BY event_key',
-		[keys],
-	);
-	return Object.fromEntries(rows.map((row) => [row.event_key, row.n]));
 }
 
 async function attemptsPerKey(keys: string[]): Promise<Record<string, number>> {

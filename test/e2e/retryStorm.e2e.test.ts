@@ -12,27 +12,25 @@
  * The template is imported exactly as shipped; only its database differs. Replay a run with the seed it
  * prints: E2E_STORM_SEED=… npm run test:e2e -- retryStorm
  */
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 
-import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import type { AppDatabase } from '../support/appDatabase';
+import { InjectedFailures } from '../support/injectedFailures';
+import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import type { N8nExecutions } from '../support/n8n/executions';
+import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
 import { RestartablePostgres } from '../support/restartablePostgres';
 import {
 	restartBeforeComplete,
 	type RestartBeforeComplete,
 } from '../support/restartBeforeComplete';
-import { createAppDatabase, type AppDatabase } from '../support/appDatabase';
-import { withClient } from '../support/database';
-import { InjectedFailures } from '../support/injectedFailures';
-import { N8nExecutions } from '../support/n8n/executions';
-import { templateCredentials } from '../support/n8n/credentials';
-import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
 import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
 import { planStorm } from '../support/stormPlan';
-import { REPO_ROOT, loadShippedWorkflow, tablesSql, webhookPathOf } from '../support/workflows';
 import {
 	terminateConnectionsOf,
 	type TerminatedConnections,
 } from '../support/terminateConnections';
+import { loadShippedWorkflow, webhookPathOf } from '../support/workflows';
 
 const EVENTS = Number(process.env.E2E_STORM_EVENTS ?? 200);
 const SEED = Number(process.env.E2E_STORM_SEED ?? 20261130);
@@ -55,46 +53,32 @@ const OUTAGE = process.env.E2E_STORM_OUTAGE === 'server' ? 'server' : 'app';
 
 const template = loadShippedWorkflow('idempotency-claim-template.json');
 
-let server: TestPostgres;
 let appServer: RestartablePostgres | undefined;
-let app: AppDatabase | undefined;
-let admin: Pool | undefined;
-let n8nDatabase: Pool | undefined;
+let started: AppWithN8n | undefined;
+let app: AppDatabase;
+let admin: Pool;
 let n8n: N8nInstance | undefined;
+let executions: N8nExecutions;
 
 beforeAll(async () => {
-	server = await startTestPostgres();
 	appServer = await RestartablePostgres.start();
-	app = await createAppDatabase(appServer.url, 'idem_storm');
-	// The app's tables belong to the app role, as when a user runs workflows/processed_events.sql.
-	await withClient(app.appUrl, (client) =>
-		client.query(`${tablesSql()}\n${InjectedFailures.installSql}`),
-	);
-	// The test's own connection is the admin's: killing the app role's connections leaves it alone.
-	admin = new Pool({ connectionString: app.adminUrl, max: 4 });
-	// A server-wide outage also kills this pool's idle connections; the pool replaces them.
-	admin.on('error', () => undefined);
-	n8nDatabase = new Pool({ connectionString: server.url, max: 2 });
-	await n8nDatabase.query(`CREATE SCHEMA IF NOT EXISTS ${N8N_SCHEMA}`);
-
-	n8n = await N8nInstance.create({
-		packageDir: REPO_ROOT,
-		credentials: templateCredentials(app.appUrl),
+	started = await startAppWithN8n({
+		prefix: 'idem_storm',
+		n8nSchema: N8N_SCHEMA,
 		workflows: [template],
 		publish: [template.id],
-		databaseUrl: server.url,
-		databaseSchema: N8N_SCHEMA,
+		appSql: InjectedFailures.installSql,
+		appServerUrl: appServer.url,
 	});
-	await n8n.start();
+	// The test's own connection is the admin's: killing the app role's connections leaves it alone.
+	({ app, pool: admin, n8n, executions } = started);
+	// A server-wide outage also kills this pool's idle connections; the pool replaces them.
+	admin.on('error', () => undefined);
 }, 15 * 60_000);
 
 afterAll(async () => {
-	await n8n?.close();
-	await admin?.end();
-	await n8nDatabase?.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`);
-	await n8nDatabase?.end();
+	await started?.close();
 	await appServer?.stop();
-	await server?.stop();
 }, 120_000);
 
 it(
@@ -104,22 +88,21 @@ it(
 );
 
 function outageUsers(): string[] {
-	if (OUTAGE === 'app') return [app!.role];
-	return [app!.role, decodeURIComponent(new URL(app!.adminUrl).username)];
+	if (OUTAGE === 'app') return [app.role];
+	return [app.role, decodeURIComponent(new URL(app.adminUrl).username)];
 }
 
 async function storm(): Promise<void> {
-	const db = admin!;
+	const db = admin;
 	const plan = planStorm({
 		events: EVENTS,
 		seed: SEED,
 		failureRate: FAILING_EVENTS,
 		maxCopies: 5,
-		tag: app!.name,
+		tag: app.name,
 	});
 	const failures = new InjectedFailures(db);
 	await failures.fill(plan.events);
-	const executions = new N8nExecutions(n8nDatabase!, N8N_SCHEMA);
 	// The restart is aimed at an event that is planned to succeed, delivered in the second half of the run.
 	const restartKey = plan.bursts
 		.slice(Math.floor(plan.bursts.length / 2))
@@ -135,7 +118,7 @@ async function storm(): Promise<void> {
 	const restart = restartBeforeComplete({
 		server: appServer!,
 		admin: db,
-		adminUrl: app!.adminUrl,
+		adminUrl: app.adminUrl,
 		key: restartKey,
 		downMs: RESTART_DOWN_MS,
 		timeoutMs: STORM_SECONDS * 1000,

@@ -5,20 +5,17 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 
-import { startTestPostgres, type TestPostgres } from '../support/postgres';
-import { withClient } from '../support/database';
 import { deliver, stripeSignature } from '../support/deliver';
-import { N8nExecutions } from '../support/n8n/executions';
-import { templateCredentials } from '../support/n8n/credentials';
-import { N8nInstance, explainedByN8nLog } from '../support/n8n/instance';
+import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import type { N8nExecutions } from '../support/n8n/executions';
+import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
 import { runtimePaths } from '../support/n8n/runtime';
 import {
-	REPO_ROOT,
+	businessRowsPerKey,
 	loadFixtureWorkflow,
 	loadShippedWorkflow,
-	tablesSql,
 	webhookPathOf,
 	type WorkflowJson,
 } from '../support/workflows';
@@ -33,27 +30,15 @@ const cleanupWorkflow = loadShippedWorkflow('cleanup-processed-events.json');
 const fingerprintWorkflow = loadFixtureWorkflow('fingerprint-mismatch.json');
 const headerWorkflow = loadFixtureWorkflow('header-sent-twice.json');
 
-let server: TestPostgres;
-let databaseName: string;
+let started: AppWithN8n | undefined;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
 beforeAll(async () => {
-	server = await startTestPostgres();
-	// A database of its own: n8n's tables (schema n8n_e2e) next to the templates' tables (public).
-	databaseName = `idem_e2e_${randomBytes(4).toString('hex')}`;
-	await withClient(server.url, (admin) => admin.query(`CREATE DATABASE ${databaseName}`));
-	const url = new URL(server.url);
-	url.pathname = `/${databaseName}`;
-	pool = new Pool({ connectionString: url.toString(), max: 4 });
-	await pool.query(tablesSql());
-	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
-	executions = new N8nExecutions(pool, N8N_SCHEMA);
-
-	n8n = await N8nInstance.create({
-		packageDir: REPO_ROOT,
-		credentials: templateCredentials(url.toString()),
+	started = await startAppWithN8n({
+		prefix: 'idem_e2e',
+		n8nSchema: N8N_SCHEMA,
 		workflows: [
 			claimTemplate,
 			builtinTemplate,
@@ -62,21 +47,11 @@ beforeAll(async () => {
 			headerWorkflow,
 		],
 		publish: [claimTemplate.id, builtinTemplate.id, fingerprintWorkflow.id, headerWorkflow.id],
-		databaseUrl: url.toString(),
-		databaseSchema: N8N_SCHEMA,
 	});
-	await n8n.start();
+	({ pool, n8n, executions } = started);
 }, 15 * 60_000);
 
-afterAll(async () => {
-	await n8n?.close();
-	await pool?.end();
-	if (databaseName)
-		await withClient(server.url, (admin) =>
-			admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`),
-		);
-	await server?.stop();
-}, 120_000);
+afterAll(() => started?.close(), 120_000);
 
 interface TemplateCase {
 	label: string;
@@ -130,7 +105,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			expect(runs[1].nodesRun).not.toContain(BUSINESS_STEP);
 			expect(runs[2].nodesRun).toContain(BUSINESS_STEP);
 
-			expect(await businessRows(`evt:evt_${tag}_A`, `evt:evt_${tag}_B`)).toEqual({
+			expect(await businessRowsPerKey(pool, [`evt:evt_${tag}_A`, `evt:evt_${tag}_B`])).toEqual({
 				[`evt:evt_${tag}_A`]: 1,
 				[`evt:evt_${tag}_B`]: 1,
 			});
@@ -149,7 +124,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 
 			expect(first).toEqual({ status: 200, body: { status: 'processed', key } });
 			expect(second).toEqual({ status: 200, body: { status: 'duplicate', key } });
-			expect(await businessRows(key)).toEqual({ [key]: 1 });
+			expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 			const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
 			expect(rowCount).toBe(1);
 		},
@@ -173,7 +148,9 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 		const runs = await executions.waitForFinished(workflow.id, since, 8);
 		expect(runs).toHaveLength(8);
 		expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
-		expect(await businessRows(`evt:evt_${tag}_C`)).toEqual({ [`evt:evt_${tag}_C`]: 1 });
+		expect(await businessRowsPerKey(pool, [`evt:evt_${tag}_C`])).toEqual({
+			[`evt:evt_${tag}_C`]: 1,
+		});
 	});
 
 	if (workflow === claimTemplate) {
@@ -200,7 +177,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 
 				const retried = await deliver(url(), body);
 				expect(retried).toEqual({ status: 200, body: { status: 'processed', key } });
-				expect(await businessRows(key)).toEqual({ [key]: 1 });
+				expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 			},
 		);
 	}
@@ -340,14 +317,6 @@ describe('cleanup workflow', () => {
 /** A test whose failure message ends with n8n's log tail. */
 function step(name: string, body: () => Promise<void>): void {
 	it(name, () => explainedByN8nLog(n8n, body));
-}
-
-async function businessRows(...keys: string[]): Promise<Record<string, number>> {
-	const { rows } = await pool.query(
-		'SELECT event_key, count(*)::int AS n FROM business_log WHERE event_key = ANY($1) GROUP BY event_key',
-		[keys],
-	);
-	return Object.fromEntries(rows.map((row) => [row.event_key, row.n]));
 }
 
 async function countKeys(): Promise<number> {

@@ -1,35 +1,22 @@
-import type { ICredentialsDecrypted, ICredentialTestFunctions } from 'n8n-workflow';
-
-import { idempotencyPostgresConnectionTest } from '../../nodes/Idempotency/methods/credentialTest';
-import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-function test(credentials: PostgresCredentials) {
-	const decrypted = {
-		id: '1',
-		name: 'pg',
-		type: 'idempotencyPostgresApi',
-		data: credentials,
-	} as unknown as ICredentialsDecrypted;
-	return idempotencyPostgresConnectionTest.call({} as ICredentialTestFunctions, decrypted);
-}
+import { connectionTest } from '../support/executeContext';
 
 describe('credential connection test', () => {
 	it('reports OK for a working server', async () => {
-		expect(await test(testCredentials())).toEqual({
+		expect(await connectionTest(testCredentials())).toEqual({
 			status: 'OK',
 			message: 'Connection successful',
 		});
 	});
 
 	it('names a refused connection', async () => {
-		const result = await test(testCredentials({ port: 1 }));
+		const result = await connectionTest(testCredentials({ port: 1 }));
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/^Connection refused at 127\.0\.0\.1:1/);
 	});
 
 	it('names an unknown database', async () => {
-		const result = await test(testCredentials({ database: 'no_such_db_here' }));
+		const result = await connectionTest(testCredentials({ database: 'no_such_db_here' }));
 		expect(result.message).toMatch(/^Database "no_such_db_here" does not exist/);
 	});
 
@@ -38,12 +25,12 @@ describe('credential connection test', () => {
 		const role = uniqueTableName('nologin');
 		await admin.query(`CREATE ROLE ${role} NOLOGIN`);
 		await admin.end();
-		const result = await test(testCredentials({ user: role, password: 'x' }));
+		const result = await connectionTest(testCredentials({ user: role, password: 'x' }));
 		expect(result.message).toMatch(new RegExp(`^Authentication failed for user "${role}"`));
 	});
 
 	it('names a TLS problem when TLS is required of a server without it', async () => {
-		const result = await test(testCredentials({ ssl: 'require' }));
+		const result = await connectionTest(testCredentials({ ssl: 'require' }));
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/TLS problem connecting to 127\.0\.0\.1/);
 	});

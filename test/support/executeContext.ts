@@ -1,11 +1,14 @@
 import type {
 	IBinaryData,
+	ICredentialsDecrypted,
+	ICredentialTestFunctions,
 	IDataObject,
 	IExecuteFunctions,
 	INode,
 	INodeExecutionData,
 } from 'n8n-workflow';
 
+import { idempotencyPostgresConnectionTest } from '../../nodes/Idempotency/methods/credentialTest';
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 
 export interface ContextOptions {
@@ -100,4 +103,15 @@ export function webhookItem(
 			},
 		},
 	};
+}
+
+/** The credential's Test button: the connection test as n8n calls it, with these settings. */
+export function connectionTest(credentials: PostgresCredentials) {
+	const decrypted = {
+		id: '1',
+		name: 'pg',
+		type: 'idempotencyPostgresApi',
+		data: credentials,
+	} as unknown as ICredentialsDecrypted;
+	return idempotencyPostgresConnectionTest.call({} as ICredentialTestFunctions, decrypted);
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Pool } from 'pg';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
 const WORKFLOWS_DIR = join(REPO_ROOT, 'workflows');
@@ -49,6 +50,18 @@ export function webhookPathOf(workflow: WorkflowJson): string {
 /** workflows/processed_events.sql: the claim table and the templates' example business_log. */
 export function tablesSql(): string {
 	return readFileSync(join(WORKFLOWS_DIR, 'processed_events.sql'), 'utf8');
+}
+
+/** How many business_log rows each of these keys has (keys without one are left out). */
+export async function businessRowsPerKey(
+	db: Pool,
+	keys: string[],
+): Promise<Record<string, number>> {
+	const { rows } = await db.query<{ event_key: string; n: number }>(
+		'SELECT event_key, count(*)::int AS n FROM business_log WHERE event_key = ANY($1) GROUP BY event_key',
+		[keys],
+	);
+	return Object.fromEntries(rows.map((row) => [row.event_key, row.n]));
 }
 
 /** A workflow id in n8n's own format (16 alphanumerics). */

@@ -1,13 +1,7 @@
-import type {
-	ICredentialsDecrypted,
-	ICredentialTestFunctions,
-	IDataObject,
-	INodeExecutionData,
-} from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { Client } from 'pg';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
-import { idempotencyPostgresConnectionTest } from '../../nodes/Idempotency/methods/credentialTest';
 import {
 	closeAllPools,
 	openPoolCount,
@@ -15,7 +9,7 @@ import {
 } from '../../nodes/Idempotency/transport/poolRegistry';
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import { uniqueTableName } from '../support/database';
-import { executeContext, webhookItem } from '../support/executeContext';
+import { connectionTest, executeContext, webhookItem } from '../support/executeContext';
 import {
 	startPostgresWithoutTls,
 	startTlsOnlyPostgres,
@@ -63,16 +57,6 @@ async function claim(
 		credentials: using,
 	});
 	return node.execute.call(context);
-}
-
-function connectionTest(using: PostgresCredentials) {
-	const decrypted = {
-		id: '1',
-		name: 'pg',
-		type: 'idempotencyPostgresApi',
-		data: using,
-	} as unknown as ICredentialsDecrypted;
-	return idempotencyPostgresConnectionTest.call({} as ICredentialTestFunctions, decrypted);
 }
 
 /** What the server holds, read over a verified TLS connection of the test's own. */

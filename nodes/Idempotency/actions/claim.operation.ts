@@ -14,6 +14,7 @@ import type { ClaimMode, ClaimOutcome } from '../store/claimOutcome';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { LEASE_CLAIM_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
+import { readRawBody } from '../../shared/rawBody';
 import { newClaimToken } from './claimToken';
 import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
 import { readCredentials } from './readCredentials';
@@ -55,11 +56,6 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	const ref = readTableRef(this);
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
 	const countRepeats = this.getNodeParameter('options.countRepeats', 0, true) as boolean;
-	const binaryPropertyName = this.getNodeParameter(
-		'options.binaryPropertyName',
-		0,
-		'data',
-	) as string;
 
 	const keyed: KeyedItem[] = [];
 	for (let index = 0; index < items.length; index++) {
@@ -69,10 +65,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			// The bytes are read (from n8n's binary store) only when the key or the fingerprint needs them.
 			const needsBytes =
 				fingerprintMode === 'rawBody' || (rule.source === 'auto' && !hasEventId(json));
-			const rawBody =
-				needsBytes && items[index].binary?.[binaryPropertyName]
-					? await this.helpers.getBinaryDataBuffer(index, binaryPropertyName)
-					: undefined;
+			const rawBody = needsBytes ? await readRawBody(this, items[index], index) : undefined;
 			const input = { json, rawBody };
 			const scope = (this.getNodeParameter('options.scope', index, '') as string) ?? '';
 			keyed.push({

@@ -1,6 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { PROVIDER_KEY_PRESETS } from '../key/providerPresets';
+import { binaryPropertyOption } from '../../shared/rawBody';
 import { tableOptions } from './tableOptions';
 
 export const claimProperties: INodeProperties[] = [
@@ -114,13 +115,7 @@ export const claimProperties: INodeProperties[] = [
 		placeholder: 'Add option',
 		default: {},
 		options: [
-			{
-				displayName: 'Binary Property',
-				name: 'binaryPropertyName',
-				type: 'string',
-				default: 'data',
-				description: 'Where the Webhook node puts the raw request bytes (Raw Body option)',
-			},
+			binaryPropertyOption,
 			{
 				displayName: 'Count Repeat Deliveries',
 				name: 'countRepeats',

@@ -4,6 +4,7 @@ import type { HmacAlgorithm } from '../signature/hmac';
 import { verifySignature, type SchemeSettings } from '../signature/schemes';
 import type { SignedRequest } from '../signature/verdict';
 import { readSigningSecrets } from './readSigningSecrets';
+import { readRawBody } from '../../shared/rawBody';
 
 /** Output indexes of the Webhook Signature node. */
 export const VALID_OUTPUT = 0;
@@ -22,16 +23,8 @@ export async function executeVerify(this: IExecuteFunctions): Promise<INodeExecu
 		const item = items[index];
 		try {
 			const scheme = this.getNodeParameter('scheme', index) as string;
-			const binaryPropertyName = this.getNodeParameter(
-				'options.binaryPropertyName',
-				index,
-				'data',
-			) as string;
-			const rawBody = item.binary?.[binaryPropertyName]
-				? await this.helpers.getBinaryDataBuffer(index, binaryPropertyName)
-				: undefined;
 			const request: SignedRequest = {
-				rawBody,
+				rawBody: await readRawBody(this, item, index),
 				headers: plainObject(item.json.headers) ?? {},
 				query: plainObject(item.json.query),
 			};

@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { binaryPropertyOption } from '../../shared/rawBody';
+
 const TIMESTAMPED_SCHEMES = ['stripe', 'slack', 'standardWebhooks', 'svix', 'genericHmac'];
 const showForGeneric = { show: { scheme: ['genericHmac'] } };
 
@@ -143,15 +145,6 @@ export const signatureProperties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add option',
 		default: {},
-		options: [
-			{
-				displayName: 'Binary Property',
-				name: 'binaryPropertyName',
-				type: 'string',
-				default: 'data',
-				description:
-					'Where the Webhook node puts the raw request bytes (its Raw Body option must be on)',
-			},
-		],
+		options: [binaryPropertyOption],
 	},
 ];

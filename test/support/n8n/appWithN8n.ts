@@ -6,54 +6,84 @@ import { startTestPostgres, type TestPostgres } from '../postgres';
 import { REPO_ROOT, tablesSql, type WorkflowJson } from '../workflows';
 import { templateCredentials, type CredentialEntry } from './credentials';
 import { N8nExecutions } from './executions';
-import { N8nInstance } from './instance';
+import { N8nInstance, type N8nInstanceOptions } from './instance';
+
+/** What a suite drives: one n8n instance, or a queue-mode cluster. */
+export interface N8nRunner {
+	start(): Promise<void>;
+	close(): Promise<void>;
+	webhookUrl(path: string): string;
+}
 
 /**
- * What most e2e suites start: a Postgres, an app database whose tables (workflows/processed_events.sql)
+ * What the e2e suites start: a Postgres, an app database whose tables (workflows/processed_events.sql)
  * belong to the app role, as when a user runs that file, and a real n8n with this package, the
  * templates' credentials (plus any extra), the given workflows imported and published, and its own data
  * in a schema of the same database.
  */
-export interface AppWithN8n {
+export interface AppWithN8n<Runner extends N8nRunner = N8nInstance> {
 	server: TestPostgres;
 	app: AppDatabase;
-	/** The app database as the server's admin: the test's checks. */
+	/** The app database as its server's admin: the test's checks. */
 	pool: Pool;
-	n8n: N8nInstance;
+	n8n: Runner;
 	executions: N8nExecutions;
 	close(): Promise<void>;
 }
 
-export async function startAppWithN8n(options: {
+export interface AppWithN8nOptions<Runner extends N8nRunner> {
 	prefix: string;
 	n8nSchema: string;
 	workflows: WorkflowJson[];
 	publish: string[];
 	extraCredentials?: CredentialEntry[];
-}): Promise<AppWithN8n> {
+	/** Run as the app role after the tables: a suite's own tables and triggers. */
+	appSql?: string;
+	/**
+	 * A server of the suite's own for the app database (one it restarts); n8n's data then lives in a
+	 * database of its own on the test server, so the restart does not take n8n down with it.
+	 */
+	appServerUrl?: string;
+	/** How n8n runs (default one instance), given the package, credentials, workflows and database. */
+	launch?: (options: N8nInstanceOptions & { databaseUrl: string }) => Promise<Runner>;
+}
+
+export async function startAppWithN8n<Runner extends N8nRunner = N8nInstance>(
+	options: AppWithN8nOptions<Runner>,
+): Promise<AppWithN8n<Runner>> {
 	const server = await startTestPostgres();
-	const app = await createAppDatabase(server.url, options.prefix);
-	await withClient(app.appUrl, (client) => client.query(tablesSql()));
+	const app = await createAppDatabase(options.appServerUrl ?? server.url, options.prefix);
+	await withClient(app.appUrl, (client) => client.query(`${tablesSql()}\n${options.appSql ?? ''}`));
 	const pool = new Pool({ connectionString: app.adminUrl, max: 4 });
-	await pool.query(`CREATE SCHEMA ${options.n8nSchema}`);
-	const n8n = await N8nInstance.create({
+	const n8nHome = options.appServerUrl
+		? await createAppDatabase(server.url, `${options.prefix}_n8n`)
+		: app;
+	const n8nPool = n8nHome === app ? pool : new Pool({ connectionString: n8nHome.adminUrl, max: 2 });
+	await n8nPool.query(`CREATE SCHEMA ${options.n8nSchema}`);
+	const launch =
+		options.launch ?? ((instance) => N8nInstance.create(instance) as Promise<N8nRunner>);
+	const n8n = (await launch({
 		packageDir: REPO_ROOT,
 		credentials: [...templateCredentials(app.appUrl), ...(options.extraCredentials ?? [])],
 		workflows: options.workflows,
 		publish: options.publish,
-		databaseUrl: app.adminUrl,
+		databaseUrl: n8nHome.adminUrl,
 		databaseSchema: options.n8nSchema,
-	});
+	})) as Runner;
 	await n8n.start();
 	return {
 		server,
 		app,
 		pool,
 		n8n,
-		executions: new N8nExecutions(pool, options.n8nSchema),
+		executions: new N8nExecutions(n8nPool, options.n8nSchema),
 		close: async () => {
 			await n8n.close();
 			await pool.end();
+			if (n8nHome !== app) {
+				await n8nPool.end();
+				await n8nHome.drop();
+			}
 			await app.drop();
 			await server.stop();
 		},
