@@ -6,6 +6,7 @@ import { join } from 'node:path';
 
 import type { IdempotencyClaim } from '../nodes/Idempotency/IdempotencyClaim.node';
 import type { IdempotencyKey } from '../nodes/Idempotency/IdempotencyKey.node';
+import type * as ClaimSqlModule from '../nodes/Idempotency/store/claimSql';
 import type * as TableRefModule from '../nodes/Idempotency/store/tableRef';
 import type * as TableSchemaModule from '../nodes/Idempotency/store/tableSchema';
 import type * as PoolRegistryModule from '../nodes/Idempotency/transport/poolRegistry';
@@ -17,6 +18,7 @@ export interface Dist {
 	IdempotencyClaim: typeof IdempotencyClaim;
 	IdempotencyKey: typeof IdempotencyKey;
 	poolRegistry: typeof PoolRegistryModule;
+	claimSql: typeof ClaimSqlModule;
 	tableSchema: typeof TableSchemaModule;
 	tableRef: typeof TableRefModule.tableRef;
 	pg: typeof import('pg');
@@ -32,6 +34,7 @@ export function loadDist(): Dist {
 		IdempotencyClaim: load('./IdempotencyClaim.node.js').IdempotencyClaim,
 		IdempotencyKey: load('./IdempotencyKey.node.js').IdempotencyKey,
 		poolRegistry: load('./transport/poolRegistry.js'),
+		claimSql: load('./store/claimSql.js'),
 		tableSchema: load('./store/tableSchema.js'),
 		tableRef: load('./store/tableRef.js').tableRef,
 		pg: load('pg'),

@@ -9,6 +9,7 @@ import { credentialsFromUrl, redact } from '../test/support/database';
 import { startPostgres } from '../test/support/postgres';
 import { benchBatch } from './batch';
 import type { BenchContext, BenchResult, Benchmark } from './benchmark';
+import { benchClaimCost } from './claimCost';
 import { benchClaimPath } from './claimPath';
 import { benchPooler } from './pooler';
 import { benchCleanup } from './cleanup';
@@ -25,6 +26,7 @@ import { resultsMarkdown, summaryTable } from './report';
 const BENCH_TABLES = [
 	'bench_claim_path',
 	'bench_batch',
+	'bench_claim_cost',
 	'bench_cleanup',
 	'bench_memory',
 	'bench_n8n_claims',
@@ -52,6 +54,7 @@ const DATABASE_BENCHES: Array<[string, string, Benchmark]> = [
 	['claimPath', '1. Claim path: node vs raw pg', benchClaimPath],
 	['pooler', '1b. Claims through a transaction pooler', benchPooler],
 	['batch', '2. Batches of 10,000 items', benchBatch],
+	['claimCost', "2b. Where a claim's time goes", benchClaimCost],
 ];
 const N8N_BENCHES: Array<[string, string, Benchmark]> = [
 	['n8nThroughput', '3. Throughput in real n8n', benchN8nThroughput],
