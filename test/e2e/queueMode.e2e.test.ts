@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
-import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
 import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog } from '../support/n8n/instance';
 import { QueueModeCluster } from '../support/n8n/queueModeCluster';
@@ -53,13 +53,12 @@ CREATE TRIGGER record_business_attempt BEFORE INSERT ON business_log
 
 const workflow = queueModeWorkflow();
 
-let started: AppWithN8n<QueueModeCluster> | undefined;
 let db: Pool;
 let cluster: QueueModeCluster | undefined;
 let executions: N8nExecutions;
 
-beforeAll(async () => {
-	started = await startAppWithN8n({
+appWithN8nForSuite(
+	{
 		prefix: 'idem_queue',
 		n8nSchema: N8N_SCHEMA,
 		workflows: [workflow],
@@ -71,11 +70,9 @@ beforeAll(async () => {
 				workers: WORKER_NAMES.length,
 				workerEnv: (index) => ({ PGAPPNAME: WORKER_NAMES[index] }),
 			}),
-	});
-	({ pool: db, n8n: cluster, executions } = started);
-}, 15 * 60_000);
-
-afterAll(() => started?.close(), 120_000);
+	},
+	(started) => ({ pool: db, n8n: cluster, executions } = started),
+);
 
 const url = () => cluster!.webhookUrl(webhookPathOf(workflow));
 

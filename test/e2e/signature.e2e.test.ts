@@ -8,8 +8,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { githubHeader, stripeHeader } from '../support/signers';
-import { deliver } from '../support/deliver';
-import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import { answered, deliver } from '../support/deliver';
+import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
 import type { N8nExecutions } from '../support/n8n/executions';
 import type { N8nInstance } from '../support/n8n/instance';
 import { loadShippedWorkflow, webhookPathOf, type WorkflowJson } from '../support/workflows';
@@ -39,13 +39,12 @@ const githubTemplate = withSigningCredential(
 	GITHUB_CREDENTIAL.id,
 );
 
-let started: AppWithN8n | undefined;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
-beforeAll(async () => {
-	started = await startAppWithN8n({
+appWithN8nForSuite(
+	{
 		prefix: 'sig_e2e',
 		n8nSchema: N8N_SCHEMA,
 		extraCredentials: [
@@ -54,11 +53,9 @@ beforeAll(async () => {
 		],
 		workflows: [stripeTemplate, githubTemplate],
 		publish: [stripeTemplate.id, githubTemplate.id],
-	});
-	({ pool, n8n, executions } = started);
-}, 15 * 60_000);
-
-afterAll(() => started?.close(), 120_000);
+	},
+	(started) => ({ pool, n8n, executions } = started),
+);
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -88,18 +85,9 @@ describe('Stripe template', () => {
 			await deliver(url(), body, replayed);
 			const replay = await deliver(url(), body, replayed);
 
-			expect(first).toEqual({
-				status: 200,
-				body: { status: 'processed', key: `evt:evt_${tag}_A` },
-			});
-			expect(redelivery).toEqual({
-				status: 200,
-				body: { status: 'duplicate', key: `evt:evt_${tag}_A` },
-			});
-			expect(replay).toEqual({
-				status: 200,
-				body: { status: 'duplicate', key: `evt:evt_${tag}_A` },
-			});
+			expect(first).toEqual(answered('processed', `evt:evt_${tag}_A`));
+			expect(redelivery).toEqual(answered('duplicate', `evt:evt_${tag}_A`));
+			expect(replay).toEqual(answered('duplicate', `evt:evt_${tag}_A`));
 			const runs = await executions.waitForFinished(stripeTemplate.id, since, 4);
 			expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
 			expect(await businessRows(`evt:evt_${tag}_A`)).toBe(1);
@@ -137,7 +125,7 @@ describe('Stripe template', () => {
 			for (const run of forged) expect(run.nodesRun).not.toContain(CLAIM);
 
 			const genuine = await deliver(url(), body, signed(body));
-			expect(genuine).toEqual({ status: 200, body: { status: 'processed', key } });
+			expect(genuine).toEqual(answered('processed', key));
 			expect(await claimed(key)).toBe(true);
 			expect(await businessRows(key)).toBe(1);
 		},
@@ -166,11 +154,8 @@ describe('GitHub template', () => {
 			const body = push('refs/heads/main');
 			const first = await deliver(url(), body, headers(delivery, body));
 			const redelivery = await deliver(url(), body, headers(delivery, body));
-			expect(first).toEqual({ status: 200, body: { status: 'processed', key: `evt:${delivery}` } });
-			expect(redelivery).toEqual({
-				status: 200,
-				body: { status: 'duplicate', key: `evt:${delivery}` },
-			});
+			expect(first).toEqual(answered('processed', `evt:${delivery}`));
+			expect(redelivery).toEqual(answered('duplicate', `evt:${delivery}`));
 			expect(await businessRows(`evt:${delivery}`)).toBe(1);
 		},
 	);
@@ -194,10 +179,7 @@ describe('GitHub template', () => {
 			expect(await claimed(`evt:${delivery}`)).toBe(false);
 
 			const genuine = await deliver(url(), body, headers(delivery, body));
-			expect(genuine).toEqual({
-				status: 200,
-				body: { status: 'processed', key: `evt:${delivery}` },
-			});
+			expect(genuine).toEqual(answered('processed', `evt:${delivery}`));
 			expect(await businessRows(`evt:${delivery}`)).toBe(1);
 		},
 	);

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
 import { deliver } from '../support/deliver';
-import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
 import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
 import {
 	loadFixtureWorkflow,
@@ -28,21 +28,18 @@ const reportWorkflow = withParameters(loadShippedWorkflow('stuck-claims-report.j
 	stuckAfterMinutes: 0,
 });
 
-let started: AppWithN8n | undefined;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 
-beforeAll(async () => {
-	started = await startAppWithN8n({
+appWithN8nForSuite(
+	{
 		prefix: 'stuck_e2e',
 		n8nSchema: N8N_SCHEMA,
 		workflows: [dyingWorkflow, reportWorkflow],
 		publish: [dyingWorkflow.id],
-	});
-	({ pool, n8n } = started);
-}, 15 * 60_000);
-
-afterAll(() => started?.close(), 120_000);
+	},
+	(started) => ({ pool, n8n } = started),
+);
 
 it('an execution killed mid-way is reported once its lease expires, and nothing else is', () =>
 	explainedByN8nLog(n8n, async () => {

@@ -7,8 +7,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { Pool } from 'pg';
 
-import { deliver, stripeSignature } from '../support/deliver';
-import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
+import { answered, deliver, stripeSignature } from '../support/deliver';
+import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
 import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
 import { runtimePaths } from '../support/n8n/runtime';
@@ -30,13 +30,12 @@ const cleanupWorkflow = loadShippedWorkflow('cleanup-processed-events.json');
 const fingerprintWorkflow = loadFixtureWorkflow('fingerprint-mismatch.json');
 const headerWorkflow = loadFixtureWorkflow('header-sent-twice.json');
 
-let started: AppWithN8n | undefined;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
-beforeAll(async () => {
-	started = await startAppWithN8n({
+appWithN8nForSuite(
+	{
 		prefix: 'idem_e2e',
 		n8nSchema: N8N_SCHEMA,
 		workflows: [
@@ -47,11 +46,9 @@ beforeAll(async () => {
 			headerWorkflow,
 		],
 		publish: [claimTemplate.id, builtinTemplate.id, fingerprintWorkflow.id, headerWorkflow.id],
-	});
-	({ pool, n8n, executions } = started);
-}, 15 * 60_000);
-
-afterAll(() => started?.close(), 120_000);
+	},
+	(started) => ({ pool, n8n, executions } = started),
+);
 
 interface TemplateCase {
 	label: string;
@@ -85,18 +82,9 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			const repeat = await deliver(url(), event('A'), { 'stripe-signature': stripeSignature() });
 			const other = await deliver(url(), event('B'), { 'stripe-signature': stripeSignature() });
 
-			expect(first).toEqual({
-				status: 200,
-				body: { status: 'processed', key: `evt:evt_${tag}_A` },
-			});
-			expect(repeat).toEqual({
-				status: 200,
-				body: { status: 'duplicate', key: `evt:evt_${tag}_A` },
-			});
-			expect(other).toEqual({
-				status: 200,
-				body: { status: 'processed', key: `evt:evt_${tag}_B` },
-			});
+			expect(first).toEqual(answered('processed', `evt:evt_${tag}_A`));
+			expect(repeat).toEqual(answered('duplicate', `evt:evt_${tag}_A`));
+			expect(other).toEqual(answered('processed', `evt:evt_${tag}_B`));
 
 			const runs = await executions.waitForFinished(workflow.id, since, 3);
 			expect(runs.map((run) => run.status)).toEqual(['success', 'success', 'success']);
@@ -122,8 +110,8 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			const first = await deliver(url(), raw);
 			const second = await deliver(url(), raw);
 
-			expect(first).toEqual({ status: 200, body: { status: 'processed', key } });
-			expect(second).toEqual({ status: 200, body: { status: 'duplicate', key } });
+			expect(first).toEqual(answered('processed', key));
+			expect(second).toEqual(answered('duplicate', key));
 			expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 			const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
 			expect(rowCount).toBe(1);
@@ -176,7 +164,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 				}
 
 				const retried = await deliver(url(), body);
-				expect(retried).toEqual({ status: 200, body: { status: 'processed', key } });
+				expect(retried).toEqual(answered('processed', key));
 				expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 			},
 		);
@@ -195,7 +183,7 @@ describe('payload fingerprint in real n8n', () => {
 			const changed = await deliver(url, `{"id":"${id}","amount":500,"currency":"eur"}`);
 			expect([first, reordered, changed]).toEqual([
 				{ status: 200, body: { status: 'new', key: `evt:${id}` } },
-				{ status: 200, body: { status: 'duplicate', key: `evt:${id}` } },
+				answered('duplicate', `evt:${id}`),
 				{ status: 422, body: { status: 'mismatch', key: `evt:${id}` } },
 			]);
 		},

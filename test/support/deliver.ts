@@ -6,6 +6,11 @@ export interface Delivery {
 	body: { status?: string; key?: string; [field: string]: unknown };
 }
 
+/** The 200 answer a shipped template gives a delivery it processed, or recognised as a duplicate. */
+export function answered(outcome: 'processed' | 'duplicate', key: string): Delivery {
+	return { status: 200, body: { status: outcome, key } };
+}
+
 /**
  * POSTs exactly these bytes, the way a webhook provider delivers an event, signed as the node template
  * checks (`X-Signature: sha256=<hex HMAC-SHA256 of the body>` with the template's test secret); workflows
