@@ -38,10 +38,7 @@ export function verifyGenericHmac(
 	const template = parseSignedContent(settings);
 	const signed = readSignedParts(SCHEME, request, [settings.signatureHeader]);
 	if (!signed.ok) return signed.verdict;
-	const {
-		body,
-		headers: [header],
-	} = signed;
+	const [header] = signed.headers;
 	if (!header.startsWith(settings.prefix)) {
 		return refuse(
 			SCHEME,
@@ -71,7 +68,7 @@ export function verifyGenericHmac(
 	const parts: Array<string | Uint8Array> = [];
 	for (const part of template) {
 		if ('literal' in part) parts.push(part.literal);
-		else if ('body' in part) parts.push(body);
+		else if ('body' in part) parts.push(signed.body);
 		else if ('timestamp' in part) parts.push(timestampText);
 		else {
 			const read = readSingleHeader(request.headers, part.header);

@@ -2,11 +2,12 @@ import { verifyGenericHmac, type GenericHmacSettings } from './genericHmac';
 import { verifyGitHub } from './github';
 import { verifyShopify } from './shopify';
 import { verifySlack } from './slack';
-import { verifyStandardWebhooks } from './standardWebhooks';
+import { standardWebhooksVerifier } from './standardWebhooks';
 import { verifyStripe } from './stripe';
 import { verifyTwilio } from './twilio';
 import {
 	refuse,
+	type SchemeVerifier,
 	type SignedRequest,
 	type SignatureVerdict,
 	type SigningSecrets,
@@ -29,21 +30,14 @@ export interface SchemeSettings extends VerifyOptions {
 	generic?: GenericHmacSettings;
 }
 
-type Verifier = (
-	request: SignedRequest,
-	secrets: SigningSecrets,
-	settings: SchemeSettings,
-) => SignatureVerdict;
-
-const VERIFIERS: Record<SchemeName, Verifier> = {
+const VERIFIERS: Record<SchemeName, SchemeVerifier<SchemeSettings>> = {
 	stripe: verifyStripe,
 	github: verifyGitHub,
 	shopify: verifyShopify,
 	slack: verifySlack,
-	standardWebhooks: (request, secrets, settings) =>
-		verifyStandardWebhooks(request, secrets, settings, 'webhook'),
-	svix: (request, secrets, settings) => verifyStandardWebhooks(request, secrets, settings, 'svix'),
-	twilio: (request, secrets, settings) => verifyTwilio(request, secrets, settings.publicUrl ?? ''),
+	standardWebhooks: standardWebhooksVerifier('webhook'),
+	svix: standardWebhooksVerifier('svix'),
+	twilio: verifyTwilio,
 	genericHmac: (request, secrets, settings) => {
 		if (!settings.generic)
 			return refuse('genericHmac', 'unknown_scheme', 'the generic HMAC scheme needs its settings');

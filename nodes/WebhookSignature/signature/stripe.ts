@@ -2,13 +2,7 @@ import { decodeHex, hmac } from './hmac';
 import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
 import { parseUnixSeconds } from './timestamp';
-import {
-	refuse,
-	type SignedRequest,
-	type SignatureVerdict,
-	type SigningSecrets,
-	type VerifyOptions,
-} from './verdict';
+import { refuse, type SchemeVerifier } from './verdict';
 
 const SCHEME = 'stripe';
 const HEADER = 'Stripe-Signature';
@@ -17,17 +11,10 @@ const HEADER = 'Stripe-Signature';
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 of `{t}.{raw body}`. Any v1 may
  * match: during a secret roll Stripe sends one per active secret. Other entries (v0) are ignored.
  */
-export function verifyStripe(
-	request: SignedRequest,
-	secrets: SigningSecrets,
-	options: VerifyOptions,
-): SignatureVerdict {
+export const verifyStripe: SchemeVerifier = (request, secrets, options) => {
 	const parts = readSignedParts(SCHEME, request, [HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const {
-		body,
-		headers: [header],
-	} = parts;
+	const [header] = parts.headers;
 
 	const timestamps: string[] = [];
 	const signatures: Buffer[] = [];
@@ -63,9 +50,9 @@ export function verifyStripe(
 	return signedVerdict(
 		SCHEME,
 		secrets,
-		(secret) => hmac('sha256', secret, [`${timestamps[0]}.`, body]),
+		(secret) => hmac('sha256', secret, [`${timestamps[0]}.`, parts.body]),
 		signatures,
 		`no v1 signature in ${HEADER} matches the configured secret`,
 		{ signedAt: parsed.seconds, options },
 	);
-}
+};
