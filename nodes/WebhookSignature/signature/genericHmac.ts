@@ -3,14 +3,7 @@ import { decodeBase64, decodeHex, hmac, type HmacAlgorithm } from './hmac';
 import { signedVerdict } from './signedVerdict';
 import { headerFailure, readSignedParts } from './signedParts';
 import { parseUnixSeconds } from './timestamp';
-import {
-	SignatureConfigError,
-	refuse,
-	type SignedRequest,
-	type SignatureVerdict,
-	type SigningSecrets,
-	type VerifyOptions,
-} from './verdict';
+import { SignatureConfigError, refuse, type SchemeVerifier, type VerifyOptions } from './verdict';
 
 const SCHEME = 'genericHmac';
 
@@ -29,12 +22,12 @@ export interface GenericHmacSettings {
 type TemplatePart = { literal: string } | { body: true } | { timestamp: true } | { header: string };
 
 /** Any sender that signs with an HMAC the schemes above do not name. */
-export function verifyGenericHmac(
-	request: SignedRequest,
-	secrets: SigningSecrets,
-	options: VerifyOptions,
-	settings: GenericHmacSettings,
-): SignatureVerdict {
+export const verifyGenericHmac: SchemeVerifier<
+	VerifyOptions & { generic?: GenericHmacSettings }
+> = (request, secrets, options) => {
+	const settings = options.generic;
+	if (!settings)
+		return refuse(SCHEME, 'unknown_scheme', 'the generic HMAC scheme needs its settings');
 	const template = parseSignedContent(settings);
 	const signed = readSignedParts(SCHEME, request, [settings.signatureHeader]);
 	if (!signed.ok) return signed.verdict;
@@ -84,7 +77,7 @@ export function verifyGenericHmac(
 		`${settings.signatureHeader} does not match the configured secret`,
 		signedAt === null ? undefined : { signedAt, options },
 	);
-}
+};
 
 const PLACEHOLDER = /\{(body|timestamp|header:[^{}]+)\}/g;
 
@@ -102,10 +95,7 @@ export function parseSignedContent(settings: GenericHmacSettings): TemplatePart[
 		last = match.index! + match[0].length;
 	}
 	if (last < text.length) parts.push({ literal: text.slice(last) });
-	const literals = parts
-		.filter((part): part is { literal: string } => 'literal' in part)
-		.map((part) => part.literal);
-	if (literals.some((literal) => /[{}]/.test(literal))) {
+	if (parts.some((part) => 'literal' in part && /[{}]/.test(part.literal))) {
 		throw new SignatureConfigError(
 			`Signed Content "${text}" has an unknown placeholder; use {body}, {timestamp} or {header:Name}`,
 		);
