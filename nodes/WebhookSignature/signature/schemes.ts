@@ -14,23 +14,13 @@ import {
 	type VerifyOptions,
 } from './verdict';
 
-export type SchemeName =
-	| 'stripe'
-	| 'github'
-	| 'shopify'
-	| 'slack'
-	| 'standardWebhooks'
-	| 'svix'
-	| 'twilio'
-	| 'genericHmac';
-
 /** Everything a scheme may need besides the request and the secrets; each scheme reads its own part. */
 export interface SchemeSettings extends VerifyOptions {
 	publicUrl?: string;
 	generic?: GenericHmacSettings;
 }
 
-const VERIFIERS: Record<SchemeName, SchemeVerifier<SchemeSettings>> = {
+const VERIFIERS = {
 	stripe: verifyStripe,
 	github: verifyGitHub,
 	shopify: verifyShopify,
@@ -39,7 +29,9 @@ const VERIFIERS: Record<SchemeName, SchemeVerifier<SchemeSettings>> = {
 	svix: standardWebhooksVerifier('svix'),
 	twilio: verifyTwilio,
 	genericHmac: verifyGenericHmac,
-};
+} satisfies Record<string, SchemeVerifier<SchemeSettings>>;
+
+export type SchemeName = keyof typeof VERIFIERS;
 
 export const SCHEME_NAMES = Object.keys(VERIFIERS) as SchemeName[];
 
@@ -53,14 +45,11 @@ export function verifySignature(
 	secrets: SigningSecrets,
 	settings: SchemeSettings,
 ): SignatureVerdict {
-	const verifier = Object.prototype.hasOwnProperty.call(VERIFIERS, scheme)
-		? VERIFIERS[scheme as SchemeName]
-		: undefined;
-	if (!verifier)
+	if (!Object.prototype.hasOwnProperty.call(VERIFIERS, scheme))
 		return refuse(
 			scheme,
 			'unknown_scheme',
 			`unknown signature scheme "${scheme}"; one of ${SCHEME_NAMES.join(', ')}`,
 		);
-	return verifier(request, secrets, settings);
+	return VERIFIERS[scheme as SchemeName](request, secrets, settings);
 }
