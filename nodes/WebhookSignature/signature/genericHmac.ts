@@ -32,21 +32,13 @@ export const verifyGenericHmac: SchemeVerifier<
 	const signed = readSignedParts(SCHEME, request, [settings.signatureHeader]);
 	if (!signed.ok) return signed.verdict;
 	const [header] = signed.headers;
-	if (!header.startsWith(settings.prefix)) {
-		return refuse(
-			SCHEME,
-			'malformed_header',
-			`header ${settings.signatureHeader} does not start with "${settings.prefix}"`,
-		);
-	}
+	const malformedHeader = (problem: string) =>
+		refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} ${problem}`);
+	if (!header.startsWith(settings.prefix))
+		return malformedHeader(`does not start with "${settings.prefix}"`);
 	const digestText = header.slice(settings.prefix.length);
 	const given = settings.encoding === 'hex' ? decodeHex(digestText) : decodeBase64(digestText);
-	if (!given)
-		return refuse(
-			SCHEME,
-			'malformed_header',
-			`header ${settings.signatureHeader} is not ${settings.encoding} after its prefix`,
-		);
+	if (!given) return malformedHeader(`is not ${settings.encoding} after its prefix`);
 
 	let signedAt: number | null = null;
 	let timestampText = '';

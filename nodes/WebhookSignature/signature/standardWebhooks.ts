@@ -17,6 +17,8 @@ export type StandardWebhooksFlavour = 'webhook' | 'svix';
 export function standardWebhooksVerifier(flavour: StandardWebhooksFlavour): SchemeVerifier {
 	const scheme = flavour === 'svix' ? 'svix' : 'standardWebhooks';
 	const headerNames = [`${flavour}-id`, `${flavour}-timestamp`, `${flavour}-signature`];
+	const malformedSignatures = (problem: string) =>
+		refuse(scheme, 'malformed_header', `header ${flavour}-signature ${problem}`);
 	return (request, secrets, options) => {
 		const parts = readSignedParts(scheme, request, headerNames);
 		if (!parts.ok) return parts.verdict;
@@ -25,30 +27,15 @@ export function standardWebhooksVerifier(flavour: StandardWebhooksFlavour): Sche
 		const signatures: Record<'v1' | 'v1a', Buffer[]> = { v1: [], v1a: [] };
 		for (const entry of signatureList.split(' ').filter((token) => token !== '')) {
 			const comma = entry.indexOf(',');
-			if (comma <= 0)
-				return refuse(
-					scheme,
-					'malformed_header',
-					`header ${flavour}-signature has an entry that is not "version,signature"`,
-				);
+			if (comma <= 0) return malformedSignatures('has an entry that is not "version,signature"');
 			const version = entry.slice(0, comma);
 			if (version !== 'v1' && version !== 'v1a') continue;
 			const decoded = decodeBase64(entry.slice(comma + 1));
-			if (!decoded)
-				return refuse(
-					scheme,
-					'malformed_header',
-					`header ${flavour}-signature has a ${version} entry that is not base64`,
-				);
+			if (!decoded) return malformedSignatures(`has a ${version} entry that is not base64`);
 			signatures[version].push(decoded);
 		}
-		if (signatures.v1.length + signatures.v1a.length === 0) {
-			return refuse(
-				scheme,
-				'malformed_header',
-				`header ${flavour}-signature carries no v1 or v1a signature`,
-			);
-		}
+		if (signatures.v1.length + signatures.v1a.length === 0)
+			return malformedSignatures('carries no v1 or v1a signature');
 		const parsed = parseUnixSeconds(scheme, `header ${flavour}-timestamp`, timestamp);
 		if (!parsed.ok) return parsed.verdict;
 

@@ -6,6 +6,8 @@ import { refuse, type SchemeVerifier } from './verdict';
 
 const SCHEME = 'stripe';
 const HEADER = 'Stripe-Signature';
+const malformedHeader = (problem: string) =>
+	refuse(SCHEME, 'malformed_header', `header ${HEADER} ${problem}`);
 
 /**
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 of `{t}.{raw body}`. Any v1 may
@@ -20,12 +22,7 @@ export const verifyStripe: SchemeVerifier = (request, secrets, options) => {
 	const signatures: Buffer[] = [];
 	for (const entry of header.split(',')) {
 		const equals = entry.indexOf('=');
-		if (equals <= 0)
-			return refuse(
-				SCHEME,
-				'malformed_header',
-				`header ${HEADER} has an entry that is not key=value`,
-			);
+		if (equals <= 0) return malformedHeader('has an entry that is not key=value');
 		const key = entry.slice(0, equals).trim();
 		const value = entry.slice(equals + 1).trim();
 		if (key === 't') timestamps.push(value);
@@ -35,15 +32,9 @@ export const verifyStripe: SchemeVerifier = (request, secrets, options) => {
 			if (decoded) signatures.push(decoded);
 		}
 	}
-	if (timestamps.length !== 1) {
-		return refuse(
-			SCHEME,
-			'malformed_header',
-			`header ${HEADER} must carry exactly one t=, found ${timestamps.length}`,
-		);
-	}
-	if (signatures.length === 0)
-		return refuse(SCHEME, 'malformed_header', `header ${HEADER} carries no v1= signature`);
+	if (timestamps.length !== 1)
+		return malformedHeader(`must carry exactly one t=, found ${timestamps.length}`);
+	if (signatures.length === 0) return malformedHeader('carries no v1= signature');
 	const parsed = parseUnixSeconds(SCHEME, `${HEADER} t=`, timestamps[0]);
 	if (!parsed.ok) return parsed.verdict;
 
