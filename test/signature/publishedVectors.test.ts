@@ -15,29 +15,42 @@ import type { SignedRequest } from '../../nodes/WebhookSignature/signature/verdi
 import { newEd25519Pair, standardWebhooksEd25519Headers, stripeHeader } from '../support/signers';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
+const delivery = (
+	body: string,
+	headers: Record<string, string>,
+	query?: Record<string, string>,
+): SignedRequest => ({ rawBody: bytes(body), headers, query });
+/** The whole verdict of a delivery verified with the current secret. */
+const validVerdict = (scheme: string, timestamp: number | null) => ({
+	valid: true,
+	scheme,
+	secretUsed: 'current',
+	timestamp,
+});
 const at = (nowSeconds: number, extra: Partial<SchemeSettings> = {}): SchemeSettings => ({
 	nowSeconds,
 	toleranceSeconds: 300,
 	...extra,
 });
 
+/** Twilio's documentation and libraries sign their examples for this URL with the auth token 12345. */
+const verifyTwilioExample = (request: SignedRequest) =>
+	verifySignature(
+		'twilio',
+		request,
+		{ current: '12345' },
+		at(0, { publicUrl: 'https://mycompany.com/myapp.php?foo=1&bar=2' }),
+	);
+
 describe('published vectors', () => {
 	it('GitHub\'s documented example: secret "It\'s a Secret to Everybody", body "Hello, World!"', () => {
-		const request: SignedRequest = {
-			rawBody: bytes('Hello, World!'),
-			headers: {
-				'x-hub-signature-256':
-					'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
-			},
-		};
+		const request = delivery('Hello, World!', {
+			'x-hub-signature-256':
+				'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
+		});
 		expect(
 			verifySignature('github', request, { current: "It's a Secret to Everybody" }, at(0)),
-		).toEqual({
-			valid: true,
-			scheme: 'github',
-			secretUsed: 'current',
-			timestamp: null,
-		});
+		).toEqual(validVerdict('github', null));
 	});
 
 	it("Slack's documented example (slash command body, timestamp 1531420618)", () => {
@@ -45,13 +58,10 @@ describe('published vectors', () => {
 			'token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar' +
 			'&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com' +
 			'%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c';
-		const request: SignedRequest = {
-			rawBody: bytes(body),
-			headers: {
-				'x-slack-request-timestamp': '1531420618',
-				'x-slack-signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503',
-			},
-		};
+		const request = delivery(body, {
+			'x-slack-request-timestamp': '1531420618',
+			'x-slack-signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503',
+		});
 		const secrets = { current: '8f742231b10e8888abcd99yyyzzz85a5' };
 		expect(verifySignature('slack', request, secrets, at(1531420618))).toMatchObject({
 			valid: true,
@@ -67,14 +77,11 @@ describe('published vectors', () => {
 	it.each(['webhook', 'svix'] as const)(
 		"the Standard Webhooks libraries' test vector, with %s-* headers",
 		(prefix) => {
-			const request: SignedRequest = {
-				rawBody: bytes('{"test": 2432232314}'),
-				headers: {
-					[`${prefix}-id`]: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
-					[`${prefix}-timestamp`]: '1614265330',
-					[`${prefix}-signature`]: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-				},
-			};
+			const request = delivery('{"test": 2432232314}', {
+				[`${prefix}-id`]: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+				[`${prefix}-timestamp`]: '1614265330',
+				[`${prefix}-signature`]: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+			});
 			const scheme = prefix === 'svix' ? 'svix' : 'standardWebhooks';
 			const verdict = verifySignature(
 				scheme,
@@ -82,27 +89,16 @@ describe('published vectors', () => {
 				{ current: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
 				at(1614265330),
 			);
-			expect(verdict).toEqual({
-				valid: true,
-				scheme,
-				secretUsed: 'current',
-				timestamp: 1614265330,
-			});
+			expect(verdict).toEqual(validVerdict(scheme, 1614265330));
 		},
 	);
 
 	it("Twilio's documented form example (auth token 12345)", () => {
-		const request: SignedRequest = {
-			rawBody: bytes(
-				'CallSid=CA1234567890ABCDE&Caller=%2B14158675310&Digits=1234&From=%2B14158675310&To=%2B18005551212',
-			),
-			headers: { 'x-twilio-signature': 'GvWf1cFY/Q7PnoempGyD5oXAezc=' },
-		};
-		const settings = at(0, { publicUrl: 'https://mycompany.com/myapp.php?foo=1&bar=2' });
-		expect(verifySignature('twilio', request, { current: '12345' }, settings)).toMatchObject({
-			valid: true,
-			scheme: 'twilio',
-		});
+		const request = delivery(
+			'CallSid=CA1234567890ABCDE&Caller=%2B14158675310&Digits=1234&From=%2B14158675310&To=%2B18005551212',
+			{ 'x-twilio-signature': 'GvWf1cFY/Q7PnoempGyD5oXAezc=' },
+		);
+		expect(verifyTwilioExample(request)).toMatchObject({ valid: true, scheme: 'twilio' });
 		// Parameter order in the body does not matter: Twilio signs them sorted by name.
 		const reordered = {
 			...request,
@@ -110,28 +106,23 @@ describe('published vectors', () => {
 				'To=%2B18005551212&From=%2B14158675310&Digits=1234&Caller=%2B14158675310&CallSid=CA1234567890ABCDE',
 			),
 		};
-		expect(verifySignature('twilio', reordered, { current: '12345' }, settings)).toMatchObject({
-			valid: true,
-		});
+		expect(verifyTwilioExample(reordered)).toMatchObject({ valid: true });
 	});
 
 	it("Twilio's JSON (bodySHA256) example from its libraries' tests", () => {
-		const request: SignedRequest = {
-			rawBody: bytes('{"property": "value", "boolean": true}'),
-			headers: { 'x-twilio-signature': 'a9nBmqA0ju/hNViExpshrM61xv4=' },
-			query: {
+		const request = delivery(
+			'{"property": "value", "boolean": true}',
+			{ 'x-twilio-signature': 'a9nBmqA0ju/hNViExpshrM61xv4=' },
+			{
 				foo: '1',
 				bar: '2',
 				bodySHA256: '0a1ff7634d9ab3b95db5c9a2dfe9416e41502b283a80c7cf19632632f96e6620',
 			},
-		};
-		const settings = at(0, { publicUrl: 'https://mycompany.com/myapp.php?foo=1&bar=2' });
-		expect(verifySignature('twilio', request, { current: '12345' }, settings)).toMatchObject({
-			valid: true,
-		});
+		);
+		expect(verifyTwilioExample(request)).toMatchObject({ valid: true });
 		// The URL is genuine but the bytes are not the ones its bodySHA256 names.
 		const swapped = { ...request, rawBody: bytes('{"property": "other", "boolean": true}') };
-		expect(verifySignature('twilio', swapped, { current: '12345' }, settings)).toMatchObject({
+		expect(verifyTwilioExample(swapped)).toMatchObject({
 			valid: false,
 			reason: 'signature_mismatch',
 		});
@@ -174,12 +165,9 @@ describe('published vectors', () => {
 		});
 
 		it('case 2 through the Generic HMAC scheme (header, prefix, hex)', () => {
-			const request: SignedRequest = {
-				rawBody: bytes('what do ya want for nothing?'),
-				headers: {
-					'x-signature': 'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
-				},
-			};
+			const request = delivery('what do ya want for nothing?', {
+				'x-signature': 'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+			});
 			const generic = {
 				signatureHeader: 'X-Signature',
 				algorithm: 'sha256' as const,
@@ -197,19 +185,11 @@ describe('published vectors', () => {
 	it("Stripe: a header built exactly per Stripe's documented scheme, and several v1 during a secret roll", () => {
 		const body = '{"id":"evt_1","object":"event","type":"invoice.paid"}';
 		const t = 1_700_000_000;
-		const signed = (header: string): SignedRequest => ({
-			rawBody: bytes(body),
-			headers: { 'stripe-signature': header },
-		});
+		const signed = (header: string) => delivery(body, { 'stripe-signature': header });
 		const secret = 'whsec_stripe_current';
 		expect(
 			verifySignature('stripe', signed(stripeHeader(secret, t, body)), { current: secret }, at(t)),
-		).toEqual({
-			valid: true,
-			scheme: 'stripe',
-			secretUsed: 'current',
-			timestamp: t,
-		});
+		).toEqual(validVerdict('stripe', t));
 		// During a roll Stripe signs with both secrets; a v0 entry (test mode) is ignored.
 		const rolled = `${stripeHeader('whsec_other', t, body, [secret])},v0=deadbeef`;
 		expect(verifySignature('stripe', signed(rolled), { current: secret }, at(t))).toMatchObject({
@@ -248,29 +228,11 @@ describe('Standard Webhooks v1a (Ed25519)', () => {
 		const body = '{"type":"user.created"}';
 		const headers = standardWebhooksEd25519Headers(pair, 'msg_v1a', 1_700_000_000, body);
 		headers['webhook-signature'] = `v1,AAAA ${headers['webhook-signature']}`;
-		const verdict = verifySignature(
-			'standardWebhooks',
-			{ rawBody: bytes(body), headers },
-			{ current: pair.publicKey },
-			at(1_700_000_000),
-		);
-		expect(verdict).toEqual({
-			valid: true,
-			scheme: 'standardWebhooks',
-			secretUsed: 'current',
-			timestamp: 1_700_000_000,
-		});
+		const verifyWith = (current: string) =>
+			verifySignature('standardWebhooks', delivery(body, headers), { current }, at(1_700_000_000));
+		expect(verifyWith(pair.publicKey)).toEqual(validVerdict('standardWebhooks', 1_700_000_000));
 		// A whsec_ secret does not accept a v1a entry, and a whpk_ key does not accept v1.
-		expect(
-			verifySignature(
-				'standardWebhooks',
-				{ rawBody: bytes(body), headers },
-				{ current: 'whsec_AAAA' },
-				at(1_700_000_000),
-			),
-		).toMatchObject({
-			reason: 'signature_mismatch',
-		});
+		expect(verifyWith('whsec_AAAA')).toMatchObject({ reason: 'signature_mismatch' });
 	});
 
 	it('a whpk_ key that is not 32 bytes is a configuration error', () => {

@@ -1,7 +1,7 @@
 import { hmac } from './hmac';
 import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
-import { refuse, type SignedRequest, type SignatureVerdict, type SigningSecrets } from './verdict';
+import { refuse, type SchemeVerifier } from './verdict';
 
 /** A sender that puts the HMAC-SHA256 of the raw body, and nothing else, in one header. */
 export interface BodyHmacScheme {
@@ -14,26 +14,24 @@ export interface BodyHmacScheme {
 }
 
 /** GitHub and Shopify: one header, the body's HMAC-SHA256, no timestamp signed. */
-export function verifyBodyHmac(
-	sender: BodyHmacScheme,
-	request: SignedRequest,
-	secrets: SigningSecrets,
-): SignatureVerdict {
-	const parts = readSignedParts(sender.scheme, request, [sender.header]);
-	if (!parts.ok) return parts.verdict;
-	const digest = sender.readDigest(parts.headers[0]);
-	if (!digest) {
-		return refuse(
+export function bodyHmacVerifier(sender: BodyHmacScheme): SchemeVerifier {
+	return (request, secrets) => {
+		const parts = readSignedParts(sender.scheme, request, [sender.header]);
+		if (!parts.ok) return parts.verdict;
+		const digest = sender.readDigest(parts.headers[0]);
+		if (!digest) {
+			return refuse(
+				sender.scheme,
+				'malformed_header',
+				`header ${sender.header} is not ${sender.format}`,
+			);
+		}
+		return signedVerdict(
 			sender.scheme,
-			'malformed_header',
-			`header ${sender.header} is not ${sender.format}`,
+			secrets,
+			(secret) => hmac('sha256', secret, [parts.body]),
+			[digest],
+			`${sender.header} does not match the body signed with the configured secret`,
 		);
-	}
-	return signedVerdict(
-		sender.scheme,
-		secrets,
-		(secret) => hmac('sha256', secret, [parts.body]),
-		[digest],
-		`${sender.header} does not match the body signed with the configured secret`,
-	);
+	};
 }

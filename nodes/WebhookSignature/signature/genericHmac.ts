@@ -3,14 +3,7 @@ import { decodeBase64, decodeHex, hmac, type HmacAlgorithm } from './hmac';
 import { signedVerdict } from './signedVerdict';
 import { headerFailure, readSignedParts } from './signedParts';
 import { parseUnixSeconds } from './timestamp';
-import {
-	SignatureConfigError,
-	refuse,
-	type SignedRequest,
-	type SignatureVerdict,
-	type SigningSecrets,
-	type VerifyOptions,
-} from './verdict';
+import { SignatureConfigError, refuse, type SchemeVerifier, type VerifyOptions } from './verdict';
 
 const SCHEME = 'genericHmac';
 
@@ -29,34 +22,23 @@ export interface GenericHmacSettings {
 type TemplatePart = { literal: string } | { body: true } | { timestamp: true } | { header: string };
 
 /** Any sender that signs with an HMAC the schemes above do not name. */
-export function verifyGenericHmac(
-	request: SignedRequest,
-	secrets: SigningSecrets,
-	options: VerifyOptions,
-	settings: GenericHmacSettings,
-): SignatureVerdict {
+export const verifyGenericHmac: SchemeVerifier<
+	VerifyOptions & { generic?: GenericHmacSettings }
+> = (request, secrets, options) => {
+	const settings = options.generic;
+	if (!settings)
+		return refuse(SCHEME, 'unknown_scheme', 'the generic HMAC scheme needs its settings');
 	const template = parseSignedContent(settings);
 	const signed = readSignedParts(SCHEME, request, [settings.signatureHeader]);
 	if (!signed.ok) return signed.verdict;
-	const {
-		body,
-		headers: [header],
-	} = signed;
-	if (!header.startsWith(settings.prefix)) {
-		return refuse(
-			SCHEME,
-			'malformed_header',
-			`header ${settings.signatureHeader} does not start with "${settings.prefix}"`,
-		);
-	}
+	const [header] = signed.headers;
+	const malformedHeader = (problem: string) =>
+		refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} ${problem}`);
+	if (!header.startsWith(settings.prefix))
+		return malformedHeader(`does not start with "${settings.prefix}"`);
 	const digestText = header.slice(settings.prefix.length);
 	const given = settings.encoding === 'hex' ? decodeHex(digestText) : decodeBase64(digestText);
-	if (!given)
-		return refuse(
-			SCHEME,
-			'malformed_header',
-			`header ${settings.signatureHeader} is not ${settings.encoding} after its prefix`,
-		);
+	if (!given) return malformedHeader(`is not ${settings.encoding} after its prefix`);
 
 	let signedAt: number | null = null;
 	let timestampText = '';
@@ -71,7 +53,7 @@ export function verifyGenericHmac(
 	const parts: Array<string | Uint8Array> = [];
 	for (const part of template) {
 		if ('literal' in part) parts.push(part.literal);
-		else if ('body' in part) parts.push(body);
+		else if ('body' in part) parts.push(signed.body);
 		else if ('timestamp' in part) parts.push(timestampText);
 		else {
 			const read = readSingleHeader(request.headers, part.header);
@@ -87,7 +69,7 @@ export function verifyGenericHmac(
 		`${settings.signatureHeader} does not match the configured secret`,
 		signedAt === null ? undefined : { signedAt, options },
 	);
-}
+};
 
 const PLACEHOLDER = /\{(body|timestamp|header:[^{}]+)\}/g;
 
@@ -105,10 +87,7 @@ export function parseSignedContent(settings: GenericHmacSettings): TemplatePart[
 		last = match.index! + match[0].length;
 	}
 	if (last < text.length) parts.push({ literal: text.slice(last) });
-	const literals = parts
-		.filter((part): part is { literal: string } => 'literal' in part)
-		.map((part) => part.literal);
-	if (literals.some((literal) => /[{}]/.test(literal))) {
+	if (parts.some((part) => 'literal' in part && /[{}]/.test(part.literal))) {
 		throw new SignatureConfigError(
 			`Signed Content "${text}" has an unknown placeholder; use {body}, {timestamp} or {header:Name}`,
 		);

@@ -2,26 +2,17 @@ import { verifyGenericHmac, type GenericHmacSettings } from './genericHmac';
 import { verifyGitHub } from './github';
 import { verifyShopify } from './shopify';
 import { verifySlack } from './slack';
-import { verifyStandardWebhooks } from './standardWebhooks';
+import { standardWebhooksVerifier } from './standardWebhooks';
 import { verifyStripe } from './stripe';
 import { verifyTwilio } from './twilio';
 import {
 	refuse,
+	type SchemeVerifier,
 	type SignedRequest,
 	type SignatureVerdict,
 	type SigningSecrets,
 	type VerifyOptions,
 } from './verdict';
-
-export type SchemeName =
-	| 'stripe'
-	| 'github'
-	| 'shopify'
-	| 'slack'
-	| 'standardWebhooks'
-	| 'svix'
-	| 'twilio'
-	| 'genericHmac';
 
 /** Everything a scheme may need besides the request and the secrets; each scheme reads its own part. */
 export interface SchemeSettings extends VerifyOptions {
@@ -29,27 +20,18 @@ export interface SchemeSettings extends VerifyOptions {
 	generic?: GenericHmacSettings;
 }
 
-type Verifier = (
-	request: SignedRequest,
-	secrets: SigningSecrets,
-	settings: SchemeSettings,
-) => SignatureVerdict;
-
-const VERIFIERS: Record<SchemeName, Verifier> = {
+const VERIFIERS = {
 	stripe: verifyStripe,
 	github: verifyGitHub,
 	shopify: verifyShopify,
 	slack: verifySlack,
-	standardWebhooks: (request, secrets, settings) =>
-		verifyStandardWebhooks(request, secrets, settings, 'webhook'),
-	svix: (request, secrets, settings) => verifyStandardWebhooks(request, secrets, settings, 'svix'),
-	twilio: (request, secrets, settings) => verifyTwilio(request, secrets, settings.publicUrl ?? ''),
-	genericHmac: (request, secrets, settings) => {
-		if (!settings.generic)
-			return refuse('genericHmac', 'unknown_scheme', 'the generic HMAC scheme needs its settings');
-		return verifyGenericHmac(request, secrets, settings, settings.generic);
-	},
-};
+	standardWebhooks: standardWebhooksVerifier('webhook'),
+	svix: standardWebhooksVerifier('svix'),
+	twilio: verifyTwilio,
+	genericHmac: verifyGenericHmac,
+} satisfies Record<string, SchemeVerifier<SchemeSettings>>;
+
+export type SchemeName = keyof typeof VERIFIERS;
 
 export const SCHEME_NAMES = Object.keys(VERIFIERS) as SchemeName[];
 
@@ -63,14 +45,11 @@ export function verifySignature(
 	secrets: SigningSecrets,
 	settings: SchemeSettings,
 ): SignatureVerdict {
-	const verifier = Object.prototype.hasOwnProperty.call(VERIFIERS, scheme)
-		? VERIFIERS[scheme as SchemeName]
-		: undefined;
-	if (!verifier)
+	if (!Object.prototype.hasOwnProperty.call(VERIFIERS, scheme))
 		return refuse(
 			scheme,
 			'unknown_scheme',
 			`unknown signature scheme "${scheme}"; one of ${SCHEME_NAMES.join(', ')}`,
 		);
-	return verifier(request, secrets, settings);
+	return VERIFIERS[scheme as SchemeName](request, secrets, settings);
 }

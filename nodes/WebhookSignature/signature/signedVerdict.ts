@@ -37,12 +37,6 @@ export function verifiedVerdict(
 	if (!used) return refuse(scheme, 'signature_mismatch', mismatchMessage);
 	if (!freshness) return { valid: true, scheme, secretUsed: used, timestamp: null };
 	const { signedAt, options } = freshness;
-	return (
-		checkFreshness(scheme, signedAt, options.nowSeconds, options.toleranceSeconds) ?? {
-			valid: true,
-			scheme,
-			secretUsed: used,
-			timestamp: signedAt,
-		}
-	);
+	const refusal = checkFreshness(scheme, signedAt, options.nowSeconds, options.toleranceSeconds);
+	return refusal ?? { valid: true, scheme, secretUsed: used, timestamp: signedAt };
 }

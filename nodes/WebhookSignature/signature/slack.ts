@@ -2,30 +2,17 @@ import { decodeHex, hmac } from './hmac';
 import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
 import { parseUnixSeconds } from './timestamp';
-import {
-	refuse,
-	type SignedRequest,
-	type SignatureVerdict,
-	type SigningSecrets,
-	type VerifyOptions,
-} from './verdict';
+import { refuse, type SchemeVerifier } from './verdict';
 
 const SCHEME = 'slack';
 const SIGNATURE_HEADER = 'X-Slack-Signature';
 const TIMESTAMP_HEADER = 'X-Slack-Request-Timestamp';
 
 /** Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 of `v0:{X-Slack-Request-Timestamp}:{raw body}`. */
-export function verifySlack(
-	request: SignedRequest,
-	secrets: SigningSecrets,
-	options: VerifyOptions,
-): SignatureVerdict {
+export const verifySlack: SchemeVerifier = (request, secrets, options) => {
 	const parts = readSignedParts(SCHEME, request, [SIGNATURE_HEADER, TIMESTAMP_HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const {
-		body,
-		headers: [signature, timestamp],
-	} = parts;
+	const [signature, timestamp] = parts.headers;
 	const match = /^v0=([0-9a-fA-F]{64})$/.exec(signature);
 	if (!match)
 		return refuse(
@@ -39,9 +26,9 @@ export function verifySlack(
 	return signedVerdict(
 		SCHEME,
 		secrets,
-		(secret) => hmac('sha256', secret, [`v0:${timestamp}:`, body]),
+		(secret) => hmac('sha256', secret, [`v0:${timestamp}:`, parts.body]),
 		[decodeHex(match[1])!],
 		`${SIGNATURE_HEADER} does not match the configured signing secret`,
 		{ signedAt: parsed.seconds, options },
 	);
-}
+};

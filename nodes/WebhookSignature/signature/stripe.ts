@@ -2,43 +2,27 @@ import { decodeHex, hmac } from './hmac';
 import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
 import { parseUnixSeconds } from './timestamp';
-import {
-	refuse,
-	type SignedRequest,
-	type SignatureVerdict,
-	type SigningSecrets,
-	type VerifyOptions,
-} from './verdict';
+import { refuse, type SchemeVerifier } from './verdict';
 
 const SCHEME = 'stripe';
 const HEADER = 'Stripe-Signature';
+const malformedHeader = (problem: string) =>
+	refuse(SCHEME, 'malformed_header', `header ${HEADER} ${problem}`);
 
 /**
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 of `{t}.{raw body}`. Any v1 may
  * match: during a secret roll Stripe sends one per active secret. Other entries (v0) are ignored.
  */
-export function verifyStripe(
-	request: SignedRequest,
-	secrets: SigningSecrets,
-	options: VerifyOptions,
-): SignatureVerdict {
+export const verifyStripe: SchemeVerifier = (request, secrets, options) => {
 	const parts = readSignedParts(SCHEME, request, [HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const {
-		body,
-		headers: [header],
-	} = parts;
+	const [header] = parts.headers;
 
 	const timestamps: string[] = [];
 	const signatures: Buffer[] = [];
 	for (const entry of header.split(',')) {
 		const equals = entry.indexOf('=');
-		if (equals <= 0)
-			return refuse(
-				SCHEME,
-				'malformed_header',
-				`header ${HEADER} has an entry that is not key=value`,
-			);
+		if (equals <= 0) return malformedHeader('has an entry that is not key=value');
 		const key = entry.slice(0, equals).trim();
 		const value = entry.slice(equals + 1).trim();
 		if (key === 't') timestamps.push(value);
@@ -48,24 +32,18 @@ export function verifyStripe(
 			if (decoded) signatures.push(decoded);
 		}
 	}
-	if (timestamps.length !== 1) {
-		return refuse(
-			SCHEME,
-			'malformed_header',
-			`header ${HEADER} must carry exactly one t=, found ${timestamps.length}`,
-		);
-	}
-	if (signatures.length === 0)
-		return refuse(SCHEME, 'malformed_header', `header ${HEADER} carries no v1= signature`);
+	if (timestamps.length !== 1)
+		return malformedHeader(`must carry exactly one t=, found ${timestamps.length}`);
+	if (signatures.length === 0) return malformedHeader('carries no v1= signature');
 	const parsed = parseUnixSeconds(SCHEME, `${HEADER} t=`, timestamps[0]);
 	if (!parsed.ok) return parsed.verdict;
 
 	return signedVerdict(
 		SCHEME,
 		secrets,
-		(secret) => hmac('sha256', secret, [`${timestamps[0]}.`, body]),
+		(secret) => hmac('sha256', secret, [`${timestamps[0]}.`, parts.body]),
 		signatures,
 		`no v1 signature in ${HEADER} matches the configured secret`,
 		{ signedAt: parsed.seconds, options },
 	);
-}
+};

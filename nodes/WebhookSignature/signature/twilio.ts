@@ -6,9 +6,9 @@ import { signedVerdict } from './signedVerdict';
 import {
 	SignatureConfigError,
 	refuse,
-	type SignedRequest,
+	type SchemeVerifier,
 	type SignatureVerdict,
-	type SigningSecrets,
+	type VerifyOptions,
 } from './verdict';
 
 const SCHEME = 'twilio';
@@ -21,11 +21,12 @@ const BODY_HASH_PARAM = 'bodySHA256';
  * `bodySHA256=<hex>` to the query instead: the URL alone is signed, and that hash must match the bytes.
  * The public URL is a setting because n8n behind a proxy does not know the URL Twilio called.
  */
-export function verifyTwilio(
-	request: SignedRequest,
-	secrets: SigningSecrets,
-	publicUrl: string,
-): SignatureVerdict {
+export const verifyTwilio: SchemeVerifier<VerifyOptions & { publicUrl?: string }> = (
+	request,
+	secrets,
+	settings,
+) => {
+	const publicUrl = settings.publicUrl ?? '';
 	if (!/^https?:\/\/\S+$/.test(publicUrl.trim())) {
 		throw new SignatureConfigError(
 			'Twilio needs the public URL configured in Twilio (https://…), exactly as Twilio calls it',
@@ -33,11 +34,8 @@ export function verifyTwilio(
 	}
 	const parts = readSignedParts(SCHEME, request, [HEADER]);
 	if (!parts.ok) return parts.verdict;
-	const {
-		body,
-		headers: [header],
-	} = parts;
-	const given = decodeBase64(header);
+	const body = parts.body;
+	const given = decodeBase64(parts.headers[0]);
 	if (!given || given.length !== 20)
 		return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-1 digest`);
 
@@ -66,7 +64,7 @@ export function verifyTwilio(
 		}
 	}
 	return verdict;
-}
+};
 
 /** URL + each form parameter as name+value, sorted by name (a repeated name's distinct values sorted too, as Twilio's libraries do). */
 function formContent(url: string, rawBody: Uint8Array): string {

@@ -38,6 +38,13 @@ export interface VerifyOptions {
 	toleranceSeconds: number;
 }
 
+/** How each scheme is declared: one delivery, the secrets and the scheme's settings in, a verdict out. */
+export type SchemeVerifier<Settings extends VerifyOptions = VerifyOptions> = (
+	request: SignedRequest,
+	secrets: SigningSecrets,
+	settings: Settings,
+) => SignatureVerdict;
+
 /** A setting that makes every delivery unverifiable (bad secret format, no public URL): a configuration error, not a forged request. */
 export class SignatureConfigError extends Error {
 	override name = 'SignatureConfigError';
