@@ -1,9 +1,7 @@
-import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable } from '../support/claimTable';
+import { createKeyAndFirstSeenTable, freshClaimTable } from '../support/claimTable';
 import { testCredentials, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
@@ -97,19 +95,13 @@ describe('stuck claims', () => {
 	});
 
 	it('a table without lease columns has no stuck claims, and says so', async () => {
-		const name = uniqueTableName('claimonce');
 		const pool = await poolFor(testCredentials());
-		await pool.query(
-			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
-		);
+		const name = await createKeyAndFirstSeenTable(pool, uniqueTableName('claimonce'));
 		await pool.query(`INSERT INTO ${name} (key, first_seen) VALUES ('a', $1), ('b', $2)`, [
 			minutesAgo(500),
 			minutesAgo(100),
 		]);
-		const table = await openClaimTable(pool, tableRef('public', name), {
-			createIfMissing: false,
-			privileges: [],
-		});
+		const table = await freshClaimTable(false, name);
 		expect(await listStuckClaims(table, { firstSeenMinutesAgo: 0, limit: 10, now })).toEqual({
 			leasesTracked: false,
 			claims: [],
