@@ -43,35 +43,17 @@ describe('stuck claims', () => {
 		const result = await listStuckClaims(table, { firstSeenMinutesAgo: 60, limit: 100, now });
 		expect(result.leasesTracked).toBe(true);
 		expect(result.now).toEqual(now);
+		const claim = (
+			key: string,
+			[firstSeen, lastSeen]: [Date, Date],
+			deliveries: number,
+			leaseUntil: Date | null,
+		) => ({ key, firstSeen, lastSeen, deliveries, leaseUntil });
 		expect(result.claims).toEqual([
-			{
-				key: 'lease-ends-now',
-				firstSeen: minutesAgo(180),
-				lastSeen: minutesAgo(180),
-				deliveries: 1,
-				leaseUntil: now,
-			},
-			{
-				key: 'stuck:a',
-				firstSeen: minutesAgo(180),
-				lastSeen: minutesAgo(30),
-				deliveries: 3,
-				leaseUntil: minutesAgo(170),
-			},
-			{
-				key: 'stuck:b',
-				firstSeen: minutesAgo(120),
-				lastSeen: minutesAgo(120),
-				deliveries: 1,
-				leaseUntil: minutesAgo(170),
-			},
-			{
-				key: 'stuck:null-lease',
-				firstSeen: minutesAgo(120),
-				lastSeen: minutesAgo(120),
-				deliveries: 1,
-				leaseUntil: null,
-			},
+			claim('lease-ends-now', [minutesAgo(180), minutesAgo(180)], 1, now),
+			claim('stuck:a', [minutesAgo(180), minutesAgo(30)], 3, minutesAgo(170)),
+			claim('stuck:b', [minutesAgo(120), minutesAgo(120)], 1, minutesAgo(170)),
+			claim('stuck:null-lease', [minutesAgo(120), minutesAgo(120)], 1, null),
 		]);
 	});
 
