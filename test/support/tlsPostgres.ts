@@ -96,6 +96,7 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		giveTo(owner, hbaFile);
 
 		const port = await freePort();
+		const login = { port, user: USER, password, database: DATABASE };
 		const server = spawn(
 			binaries.postgres,
 			[
@@ -131,14 +132,7 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		};
 		try {
 			const admin = await connectWhenReady(
-				{
-					host: '127.0.0.1',
-					port,
-					user: USER,
-					password,
-					database: DATABASE,
-					ssl: tls && { ca: certs.caPem },
-				},
+				{ host: '127.0.0.1', ...login, ssl: tls && { ca: certs.caPem } },
 				{ starting: () => server.exitCode === null },
 			).catch((error: Error) => {
 				throw new Error(
@@ -154,10 +148,7 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 			throw error;
 		}
 		return {
-			port,
-			user: USER,
-			password,
-			database: DATABASE,
+			...login,
 			caPem: certs.caPem,
 			otherCaPem: certs.otherCaPem,
 			unlistedHost: UNLISTED_HOST,
