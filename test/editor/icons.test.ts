@@ -7,21 +7,16 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-const REPO = join(__dirname, '..', '..');
-const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
-	n8n: { nodes: string[]; credentials: string[] };
-};
+import { loadFromSource, manifest } from '../support/packageSources';
+import { REPO_ROOT as REPO } from '../support/workflows';
 
 type ThemedIcon = { light: string; dark: string };
 
 /** The icon a node or credential class declares, with the path of its compiled file. */
 function declaredIcon(distPath: string): { distPath: string; icon: ThemedIcon } {
-	// eslint-disable-next-line @typescript-eslint/no-require-imports -- the class a manifest path names, loaded as n8n loads it
-	const module = require(
-		join(REPO, distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts')),
-	) as Record<string, new () => { icon?: ThemedIcon; description?: { icon?: ThemedIcon } }>;
-	const [Class] = Object.values(module);
-	const instance = new Class();
+	const instance = loadFromSource<{ icon?: ThemedIcon; description?: { icon?: ThemedIcon } }>(
+		distPath,
+	);
 	const icon = instance.description?.icon ?? instance.icon;
 	if (!icon || typeof icon !== 'object') throw new Error(`${distPath} declares no light/dark icon`);
 	return { distPath, icon };
@@ -51,21 +46,17 @@ it('gives each node and the credential an icon of its own, different in light an
 	for (const { icon } of declared) expect(icon.dark).not.toBe(icon.light);
 });
 
-it.each(iconFiles.map((file) => [file.slice(REPO.length + 1), file]))(
-	'%s is in dist after the build',
-	(_name, file) => {
-		expect(existsSync(file)).toBe(true);
-	},
-);
+const iconFilesByName = iconFiles.map((file) => [file.slice(REPO.length + 1), file]);
 
-it.each(iconFiles.map((file) => [file.slice(REPO.length + 1), file]))(
-	'%s is an SVG drawn without text',
-	(_name, file) => {
-		const svg = readFileSync(file, 'utf8');
-		expect(svg).toMatch(/^<svg [^>]*viewBox="0 0 60 60"/);
-		expect(svg).not.toMatch(/<text\b/);
-	},
-);
+it.each(iconFilesByName)('%s is in dist after the build', (_name, file) => {
+	expect(existsSync(file)).toBe(true);
+});
+
+it.each(iconFilesByName)('%s is an SVG drawn without text', (_name, file) => {
+	const svg = readFileSync(file, 'utf8');
+	expect(svg).toMatch(/^<svg [^>]*viewBox="0 0 60 60"/);
+	expect(svg).not.toMatch(/<text\b/);
+});
 
 it('removes icons an earlier build copied, so a renamed icon is not packed', () => {
 	expect(existsSync(staleIcon)).toBe(false);

@@ -3,9 +3,8 @@
  * `.node.json` n8n reads beside the compiled node). Users search for their problem, not for our name.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
-const REPO = join(__dirname, '..', '..');
+import { loadFromSource, manifest, sourceOf } from '../support/packageSources';
 
 interface Codex {
 	node: string;
@@ -14,22 +13,11 @@ interface Codex {
 	alias: string[];
 }
 
-const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
-	name: string;
-	n8n: { nodes: string[] };
-};
-
 /** The codex n8n loads for a node: the source's `X.node.json`, which the build copies beside `X.node.js`. */
 function codexFor(distPath: string): { codex: Codex; nodeName: string } {
-	const source = join(REPO, distPath.replace(/^dist\//, '').replace(/\.js$/, ''));
-	const codex = JSON.parse(readFileSync(`${source}.json`, 'utf8')) as Codex;
-	// eslint-disable-next-line @typescript-eslint/no-require-imports -- the class a manifest path names, loaded as n8n loads it
-	const module = require(`${source}.ts`) as Record<
-		string,
-		new () => { description: { name: string } }
-	>;
-	const [NodeClass] = Object.values(module);
-	return { codex, nodeName: new NodeClass().description.name };
+	const codex = JSON.parse(readFileSync(`${sourceOf(distPath)}.json`, 'utf8')) as Codex;
+	const node = loadFromSource<{ description: { name: string } }>(distPath);
+	return { codex, nodeName: node.description.name };
 }
 
 /** n8n's picker matches when the query's letters appear in order in a name or alias, ignoring case. */

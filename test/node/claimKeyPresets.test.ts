@@ -28,67 +28,50 @@ function run(
 const keyOf = (item: INodeExecutionData) => (item.json.idempotency as IDataObject).key;
 
 /** A first delivery and its redelivery, as each provider sends them: same event id, new signature. */
-const deliveries: Record<
-	string,
-	{ first: INodeExecutionData; again: INodeExecutionData; key: string }
-> = {
-	stripe: {
-		first: webhookItem('{"id":"evt_1Q","type":"invoice.paid"}', {
-			'stripe-signature': 't=1,v1=aa',
-		}),
-		again: webhookItem('{"id":"evt_1Q","type":"invoice.paid"}', {
-			'stripe-signature': 't=2,v1=bb',
-		}),
-		key: 'evt:evt_1Q',
-	},
-	github: {
-		first: webhookItem('{"zen":"x"}', {
-			'X-GitHub-Delivery': '72d3162e-cc78',
-			'x-hub-signature-256': 'sha256=aa',
-		}),
-		again: webhookItem('{"zen":"x"}', {
-			'x-github-delivery': '72d3162e-cc78',
-			'x-hub-signature-256': 'sha256=aa',
-		}),
-		key: 'evt:72d3162e-cc78',
-	},
-	shopify: {
-		first: webhookItem('{"id":820982911946154500}', {
-			'X-Shopify-Event-Id': '98880550-7158-44d4',
-			'x-shopify-topic': 'orders/create',
-		}),
-		again: webhookItem('{"id":820982911946154500}', {
-			'x-shopify-event-id': '98880550-7158-44d4',
-			'x-shopify-topic': 'orders/create',
-		}),
-		key: 'evt:98880550-7158-44d4',
-	},
-	slack: {
-		first: webhookItem(
-			'{"type":"event_callback","event_id":"Ev0PV52K21","event":{"type":"app_mention"}}',
-		),
-		again: webhookItem(
-			'{"type":"event_callback","event_id":"Ev0PV52K21","event":{"type":"app_mention"}}',
-			{ 'x-slack-retry-num': '1' },
-		),
-		key: 'evt:Ev0PV52K21',
-	},
-	standardWebhooks: {
-		first: webhookItem('{"type":"user.created"}', {
-			'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
-			'webhook-timestamp': '1',
-		}),
-		again: webhookItem('{"type":"user.created"}', {
-			'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
-			'webhook-timestamp': '2',
-		}),
-		key: 'evt:msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
-	},
-	svix: {
-		first: webhookItem('{"type":"user.created"}', { 'svix-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek' }),
-		again: webhookItem('{"type":"user.created"}', { 'Svix-Id': 'msg_p5jXN8AQM9LWM0D4loKWxJek' }),
-		key: 'evt:msg_p5jXN8AQM9LWM0D4loKWxJek',
-	},
+const redelivered = (
+	body: string,
+	firstHeaders: Record<string, string>,
+	againHeaders: Record<string, string>,
+	key: string,
+) => ({ first: webhookItem(body, firstHeaders), again: webhookItem(body, againHeaders), key });
+
+const deliveries = {
+	stripe: redelivered(
+		'{"id":"evt_1Q","type":"invoice.paid"}',
+		{ 'stripe-signature': 't=1,v1=aa' },
+		{ 'stripe-signature': 't=2,v1=bb' },
+		'evt:evt_1Q',
+	),
+	github: redelivered(
+		'{"zen":"x"}',
+		{ 'X-GitHub-Delivery': '72d3162e-cc78', 'x-hub-signature-256': 'sha256=aa' },
+		{ 'x-github-delivery': '72d3162e-cc78', 'x-hub-signature-256': 'sha256=aa' },
+		'evt:72d3162e-cc78',
+	),
+	shopify: redelivered(
+		'{"id":820982911946154500}',
+		{ 'X-Shopify-Event-Id': '98880550-7158-44d4', 'x-shopify-topic': 'orders/create' },
+		{ 'x-shopify-event-id': '98880550-7158-44d4', 'x-shopify-topic': 'orders/create' },
+		'evt:98880550-7158-44d4',
+	),
+	slack: redelivered(
+		'{"type":"event_callback","event_id":"Ev0PV52K21","event":{"type":"app_mention"}}',
+		{},
+		{ 'x-slack-retry-num': '1' },
+		'evt:Ev0PV52K21',
+	),
+	standardWebhooks: redelivered(
+		'{"type":"user.created"}',
+		{ 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W', 'webhook-timestamp': '1' },
+		{ 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W', 'webhook-timestamp': '2' },
+		'evt:msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
+	),
+	svix: redelivered(
+		'{"type":"user.created"}',
+		{ 'svix-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek' },
+		{ 'Svix-Id': 'msg_p5jXN8AQM9LWM0D4loKWxJek' },
+		'evt:msg_p5jXN8AQM9LWM0D4loKWxJek',
+	),
 };
 
 describe('Idempotency Claim: provider key presets', () => {

@@ -1,9 +1,8 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
-import { Client } from 'pg';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
+import { credentialsFromUrl, withClient } from '../support/database';
 import { executeContext, webhookItem } from '../support/executeContext';
 import { RestartablePostgres } from '../support/restartablePostgres';
 
@@ -24,13 +23,8 @@ afterAll(async () => {
 });
 
 // Each process has a pool of its own; a different password (ignored by trust auth) gives each its own pool here.
-const processCredentials = (process: number): PostgresCredentials => ({
-	host: '127.0.0.1',
-	port: server.port,
-	database: 'postgres',
-	user: 'postgres',
-	password: `process-${process}`,
-});
+const processCredentials = (process: number) =>
+	credentialsFromUrl(server.url, { password: `process-${process}` });
 
 const node = new IdempotencyClaim();
 
@@ -78,12 +72,11 @@ describe('more n8n processes × pool size than the server has connections', () =
 		}
 		expect(newCount).toBe(events.length);
 		await closeAllPools(); // the processes' idle connections hold every slot
-		const client = new Client({ connectionString: server.url });
-		await client.connect();
-		const rows = await client.query<{ n: number }>(
-			`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_slot_%'`,
+		const rows = await withClient(server.url, (client) =>
+			client.query<{ n: number }>(
+				`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_slot_%'`,
+			),
 		);
-		await client.end();
 		expect(rows.rows[0].n).toBe(events.length);
 	}, 60_000);
 });

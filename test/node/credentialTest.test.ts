@@ -1,4 +1,4 @@
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testCredentials, testDatabaseUrl, uniqueTableName, withClient } from '../support/database';
 import { connectionTest } from '../support/executeContext';
 
 describe('credential connection test', () => {
@@ -21,10 +21,8 @@ describe('credential connection test', () => {
 	});
 
 	it('names a failed login (a role that may not log in is refused on every server, trust auth included)', async () => {
-		const admin = testPool(1);
 		const role = uniqueTableName('nologin');
-		await admin.query(`CREATE ROLE ${role} NOLOGIN`);
-		await admin.end();
+		await withClient(testDatabaseUrl(), (client) => client.query(`CREATE ROLE ${role} NOLOGIN`));
 		const result = await connectionTest(testCredentials({ user: role, password: 'x' }));
 		expect(result.message).toMatch(new RegExp(`^Authentication failed for user "${role}"`));
 	});

@@ -3,22 +3,25 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { executeContext, webhookItem } from '../support/executeContext';
+import { executeContext, webhookItem, type ContextOptions } from '../support/executeContext';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
+
+const admin = testPool(2);
+afterAll(() => admin.end());
 
 const node = new IdempotencyClaim();
 
 async function run(
 	items: INodeExecutionData[],
 	parameters: IDataObject,
-	extra: { continueOnFail?: boolean; credentials?: ReturnType<typeof testCredentials> } = {},
+	extra: Partial<Pick<ContextOptions, 'continueOnFail' | 'credentials' | 'onError'>> = {},
 ) {
 	const context = executeContext(items, {
 		parameters: { keySource: 'auto', claimMode: 'once', ...parameters },
-		credentials: extra.credentials ?? testCredentials(),
-		continueOnFail: extra.continueOnFail,
+		credentials: testCredentials(),
+		...extra,
 	});
 	return node.execute.call(context);
 }
@@ -37,14 +40,9 @@ describe('Idempotency Claim node', () => {
 		const [newA, dupA0] = await run([a()], params);
 		const [newA2, dupA] = await run([a()], params);
 		const [newB, dupB] = await run([webhookItem('{"id":"evt_B"}')], params);
-		expect([
-			newA.length,
-			dupA0.length,
-			newA2.length,
-			dupA.length,
-			newB.length,
-			dupB.length,
-		]).toEqual([1, 0, 0, 1, 1, 0]);
+		expect([newA, dupA0, newA2, dupA, newB, dupB].map((output) => output.length)).toEqual([
+			1, 0, 0, 1, 1, 0,
+		]);
 		expect(newA[0].json.body).toEqual({ id: 'evt_A', type: 'charge.succeeded' });
 		expect(newA[0].binary?.data).toBeDefined();
 		expect(newA[0].pairedItem).toEqual({ item: 0 });
@@ -63,10 +61,8 @@ describe('Idempotency Claim node', () => {
 		expect((dupA[0].json.idempotency as IDataObject).firstSeen).toBe(
 			(newA[0].json.idempotency as IDataObject).firstSeen,
 		);
-		const pool = testPool(1);
-		const rows = await pool.query(`SELECT key FROM ${table} ORDER BY key`);
+		const rows = await admin.query(`SELECT key FROM ${table} ORDER BY key`);
 		expect(rows.rows.map((r) => r.key)).toEqual(['evt:evt_A', 'evt:evt_B']);
-		await pool.end();
 	});
 
 	it('a body without an id is keyed by the sha256 of its raw bytes; the same bytes again are a duplicate', async () => {
@@ -124,12 +120,10 @@ describe('Idempotency Claim node', () => {
 		const error = await run(items, { options: { table } }).catch((e: unknown) => e);
 		expect(error).toBeInstanceOf(NodeOperationError);
 		expect((error as Error).message).toMatch(/^Item 1: no key: the body is empty/);
-		const pool = testPool(1);
-		const exists = await pool.query('SELECT to_regclass($1) AS t', [table]);
+		const exists = await admin.query('SELECT to_regclass($1) AS t', [table]);
 		// Key derivation fails before the claim: not even the good item was claimed, so a retry of the batch works.
 		if (exists.rows[0].t)
-			expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
-		await pool.end();
+			expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
 	});
 
 	it('with Continue On Fail the bad item carries its error and the others are still claimed', async () => {
@@ -180,7 +174,6 @@ describe('Idempotency Claim node', () => {
 	});
 
 	it('permission denied: a clear error, the delivery stays unclaimed', async () => {
-		const admin = testPool(1);
 		const table = uniqueTableName('locked');
 		const role = uniqueTableName('reader');
 		await admin.query(
@@ -198,7 +191,6 @@ describe('Idempotency Claim node', () => {
 			`table public.${table} cannot be used by role "${role}": it lacks INSERT, UPDATE (GRANT INSERT, UPDATE ON "public"."${table}" TO "${role}")`,
 		);
 		expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
-		await admin.end();
 	});
 
 	it('odd ids have defined keys and none can inject SQL', async () => {
@@ -213,9 +205,7 @@ describe('Idempotency Claim node', () => {
 			'evt:ünï©ødé',
 			expect.stringMatching(/^evt-sha256:[0-9a-f]{64}$/),
 		]);
-		const pool = testPool(1);
-		expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(5);
-		await pool.end();
+		expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(5);
 	});
 
 	it('with a payload fingerprint, a different body under a known key leaves on the third output, Mismatch', async () => {
@@ -255,10 +245,9 @@ describe('Idempotency Claim node', () => {
 		const table = uniqueTableName('node');
 		const params = { options: { table, countRepeats: false } };
 		await run([webhookItem('{"id":"evt_R"}')], params);
-		const pool = testPool(1);
-		const before = await pool.query(`SELECT xmin::text, deliveries FROM ${table}`);
+		const before = await admin.query(`SELECT xmin::text, deliveries FROM ${table}`);
 		const [, duplicate] = await run([webhookItem('{"id":"evt_R"}')], params);
-		const after = await pool.query(`SELECT xmin::text, deliveries FROM ${table}`);
+		const after = await admin.query(`SELECT xmin::text, deliveries FROM ${table}`);
 		expect(duplicate[0].json.idempotency).toMatchObject({
 			isNew: false,
 			duplicateKind: 'completed',
@@ -266,7 +255,6 @@ describe('Idempotency Claim node', () => {
 		});
 		expect(after.rows).toEqual(before.rows);
 		expect(after.rows[0].deliveries).toBe(1);
-		await pool.end();
 	});
 
 	it('an execution with no items sends nothing and returns empty outputs', async () => {
@@ -281,39 +269,27 @@ describe('Idempotency Claim node', () => {
 			const [[first]] = await run([webhookItem('{"id":"evt_\\ud800"}')], params);
 			const [, [again]] = await run([webhookItem('{"id":"evt_\\ud800"}')], params);
 			const [[other]] = await run([webhookItem('{"id":"evt_\\udfff"}')], params);
-			expect((first.json.idempotency as IDataObject).key).toMatch(/^evt-sha256:[0-9a-f]{64}$/);
-			expect((again.json.idempotency as IDataObject).key).toBe(
-				(first.json.idempotency as IDataObject).key,
-			);
-			expect((other.json.idempotency as IDataObject).key).not.toBe(
-				(first.json.idempotency as IDataObject).key,
-			);
+			const [firstKey, againKey, otherKey] = keysOf([first, again, other]);
+			expect(firstKey).toMatch(/^evt-sha256:[0-9a-f]{64}$/);
+			expect(againKey).toBe(firstKey);
+			expect(otherKey).not.toBe(firstKey);
 		},
 	);
 
 	it('under "Continue (regular output)" a failed claim stops the node: no unclaimed item may leave on New', async () => {
-		const context = executeContext([webhookItem('{"id":"evt_regular"}')], {
-			parameters: {
-				keySource: 'auto',
-				claimMode: 'once',
-				options: { table: uniqueTableName('regular') },
-			},
-			credentials: testCredentials({ host: '127.0.0.1', port: 1 }),
-			onError: 'continueRegularOutput',
-		});
-		await expect(node.execute.call(context)).rejects.toThrow(
-			/^Connection refused at 127\.0\.0\.1:1/,
-		);
-		const keyless = executeContext([webhookItem('')], {
-			parameters: {
-				keySource: 'auto',
-				claimMode: 'once',
-				options: { table: uniqueTableName('regular') },
-			},
-			credentials: testCredentials(),
-			onError: 'continueRegularOutput',
-		});
-		await expect(node.execute.call(keyless)).rejects.toThrow(/^Item 0: no key/);
+		const underRegularOutput = (item: INodeExecutionData, credentials = testCredentials()) =>
+			run(
+				[item],
+				{ options: { table: uniqueTableName('regular') } },
+				{ credentials, onError: 'continueRegularOutput' },
+			);
+		await expect(
+			underRegularOutput(
+				webhookItem('{"id":"evt_regular"}'),
+				testCredentials({ host: '127.0.0.1', port: 1 }),
+			),
+		).rejects.toThrow(/^Connection refused at 127\.0\.0\.1:1/);
+		await expect(underRegularOutput(webhookItem(''))).rejects.toThrow(/^Item 0: no key/);
 	});
 
 	it('a busy pool and a statement timeout are reported as what they are, not as a connection time-out', async () => {
@@ -325,16 +301,12 @@ describe('Idempotency Claim node', () => {
 		await holder.query('BEGIN');
 		await holder.query(`INSERT INTO ${table} (key) VALUES ('evt:held')`);
 		// The one pooled connection waits on the held row; the next claim cannot get a connection.
-		const waiting = run(
-			[webhookItem('{"id":"held"}')],
-			{ options: { table } },
-			{ credentials },
-		).catch((e: unknown) => e);
-		const busy = await run(
-			[webhookItem('{"id":"evt_other"}')],
-			{ options: { table } },
-			{ credentials },
-		).catch((e: unknown) => e);
+		const failureOf = (id: string, using = credentials) =>
+			run([webhookItem(`{"id":"${id}"}`)], { options: { table } }, { credentials: using }).catch(
+				(e: unknown) => e,
+			);
+		const waiting = failureOf('held');
+		const busy = await failureOf('evt_other');
 		expect((busy as Error).message).toMatch(
 			/^All 1 pooled connections to 127\.0\.0\.1:\d+ stayed busy for 10 s/,
 		);
@@ -348,11 +320,10 @@ describe('Idempotency Claim node', () => {
 		const held = await blocker.connect();
 		await held.query('BEGIN');
 		await held.query(`INSERT INTO ${table} (key) VALUES ('evt:slow')`);
-		const slow = await run(
-			[webhookItem('{"id":"slow"}')],
-			{ options: { table } },
-			{ credentials: testCredentials({ user: timeoutRole, password: 'slow-pw' }) },
-		).catch((e: unknown) => e);
+		const slow = await failureOf(
+			'slow',
+			testCredentials({ user: timeoutRole, password: 'slow-pw' }),
+		);
 		expect((slow as Error).message).toMatch(
 			/cancelled the statement \(canceling statement due to statement timeout\): the database is up/,
 		);

@@ -8,8 +8,14 @@ import { testCredentials, testPool, uniqueTableName } from '../support/database'
 
 afterAll(closeAllPools);
 
+const admin = testPool(1);
+afterAll(() => admin.end());
+
 const claimNode = new IdempotencyClaim();
 const keyNode = new IdempotencyKey();
+
+/** The status of every row of the table. */
+const statusRows = async (table: string) => (await admin.query(`SELECT status FROM ${table}`)).rows;
 
 function claim(items: INodeExecutionData[], table: string) {
 	return claimNode.execute.call(
@@ -17,6 +23,12 @@ function claim(items: INodeExecutionData[], table: string) {
 			parameters: { keySource: 'auto', claimMode: 'lease', leaseSeconds: 300, options: { table } },
 			credentials: testCredentials(),
 		}),
+	);
+}
+
+function runKeyNode(items: INodeExecutionData[], parameters: IDataObject) {
+	return keyNode.execute.call(
+		executeContext(items, { parameters, credentials: testCredentials() }),
 	);
 }
 
@@ -71,34 +83,29 @@ describe('Idempotency Key node', () => {
 		const [created] = await claim([webhookItem('{"id":"evt_S"}')], table);
 		const [[result]] = await settle('release', created, table, 'stale-claim-id');
 		expect(result.json.idempotency).toMatchObject({ released: false });
-		const pool = testPool(1);
-		expect((await pool.query(`SELECT status FROM ${table}`)).rows).toEqual([
-			{ status: 'processing' },
-		]);
-		await pool.end();
+		expect(await statusRows(table)).toEqual([{ status: 'processing' }]);
 	});
 
 	it('an empty key fails naming the item', async () => {
 		const table = uniqueTableName('key');
-		const context = executeContext([{ json: {} }], {
-			parameters: { operation: 'complete', key: '', claimId: '', options: { table } },
-			credentials: testCredentials(),
-		});
-		await expect(keyNode.execute.call(context)).rejects.toThrow(/^Item 0: the key is empty/);
+		const parameters = { operation: 'complete', key: '', claimId: '', options: { table } };
+		await expect(runKeyNode([{ json: {} }], parameters)).rejects.toThrow(
+			/^Item 0: the key is empty/,
+		);
 	});
 
 	it('Purge: one output item with the number of deleted rows', async () => {
 		const table = uniqueTableName('key');
 		await claim([webhookItem('{"id":"fresh"}')], table);
-		const pool = testPool(1);
-		await pool.query(
+		await admin.query(
 			`INSERT INTO ${table} (key, first_seen) SELECT 'old' || i, now() - interval '40 days' FROM generate_series(1, 12) i`,
 		);
-		const context = executeContext([{ json: {} }, { json: {} }], {
-			parameters: { operation: 'purge', olderThanDays: 30, batchSize: 5, options: { table } },
-			credentials: testCredentials(),
+		const [[report], ...rest] = await runKeyNode([{ json: {} }, { json: {} }], {
+			operation: 'purge',
+			olderThanDays: 30,
+			batchSize: 5,
+			options: { table },
 		});
-		const [[report], ...rest] = await keyNode.execute.call(context);
 		expect(rest).toEqual([]);
 		expect(report.json).toMatchObject({
 			deleted: 12,
@@ -106,8 +113,7 @@ describe('Idempotency Key node', () => {
 			olderThanDays: 30,
 			table: `public.${table}`,
 		});
-		expect((await pool.query(`SELECT key FROM ${table}`)).rows).toEqual([{ key: 'evt:fresh' }]);
-		await pool.end();
+		expect((await admin.query(`SELECT key FROM ${table}`)).rows).toEqual([{ key: 'evt:fresh' }]);
 	});
 
 	it('Release with an empty Claim ID is refused, naming the item; the claim stays', async () => {
@@ -116,28 +122,19 @@ describe('Idempotency Key node', () => {
 		await expect(settle('release', created, table, '')).rejects.toThrow(
 			/^Item 0: the Claim ID is empty/,
 		);
-		const pool = testPool(1);
-		expect((await pool.query(`SELECT status FROM ${table}`)).rows).toEqual([
-			{ status: 'processing' },
-		]);
-		await pool.end();
+		expect(await statusRows(table)).toEqual([{ status: 'processing' }]);
 	});
 
 	it('Purge takes Older Than as text from an expression ("30"), and names a bad value', async () => {
 		const table = uniqueTableName('key');
 		await claim([webhookItem('{"id":"kept"}')], table);
-		const purge = (olderThanDays: unknown) =>
-			keyNode.execute.call(
-				executeContext([{ json: {} }], {
-					parameters: {
-						operation: 'purge',
-						olderThanDays,
-						batchSize: 100,
-						options: { table },
-					} as IDataObject,
-					credentials: testCredentials(),
-				}),
-			);
+		const purge = (olderThanDays: string) =>
+			runKeyNode([{ json: {} }], {
+				operation: 'purge',
+				olderThanDays,
+				batchSize: 100,
+				options: { table },
+			});
 		const [[report]] = await purge('30');
 		expect(report.json).toMatchObject({ deleted: 0, olderThanDays: 30 });
 		await expect(purge('thirty')).rejects.toThrow(

@@ -3,9 +3,13 @@ import type { IDataObject } from 'n8n-workflow';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { executeContext } from '../support/executeContext';
+import { createKeyAndFirstSeenTable } from '../support/claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
+
+const admin = testPool(1);
+afterAll(() => admin.end());
 
 const keyNode = new IdempotencyKey();
 
@@ -23,17 +27,15 @@ function listStuck(table: string, parameters: IDataObject = {}) {
 /** A full claim table, as the claim node creates it, holding one row of each kind relative to the server's clock. */
 async function tableWithEveryKind(): Promise<string> {
 	const table = uniqueTableName('stuck');
-	const pool = testPool(1);
-	await pool.query(`CREATE TABLE ${table} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now(),
+	await admin.query(`CREATE TABLE ${table} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now(),
 		last_seen timestamptz, deliveries integer NOT NULL DEFAULT 1, status text NOT NULL DEFAULT 'completed',
 		lease_until timestamptz, claim_token text, fingerprint text)`);
-	await pool.query(`INSERT INTO ${table} (key, first_seen, last_seen, deliveries, status, lease_until, claim_token) VALUES
+	await admin.query(`INSERT INTO ${table} (key, first_seen, last_seen, deliveries, status, lease_until, claim_token) VALUES
 		('evt:stuck', now() - interval '3 hours', now() - interval '2 hours', 4, 'processing', now() - interval '2 hours', 'a'),
 		('evt:young', now() - interval '5 minutes', now() - interval '5 minutes', 1, 'processing', now() - interval '1 minute', 'b'),
 		('evt:live', now() - interval '3 hours', now() - interval '3 hours', 1, 'processing', now() + interval '1 hour', 'c'),
 		('evt:done', now() - interval '3 hours', now() - interval '1 hour', 2, 'completed', NULL, NULL),
 		('evt:ancient', now() - interval '40 days', now() - interval '40 days', 1, 'completed', NULL, NULL)`);
-	await pool.end();
 	return table;
 }
 
@@ -81,13 +83,8 @@ describe('Idempotency Key node: List Stuck Claims', () => {
 	});
 
 	it('a table without lease columns: no stuck claims, and an item saying why', async () => {
-		const table = uniqueTableName('once');
-		const pool = testPool(1);
-		await pool.query(
-			`CREATE TABLE ${table} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
-		);
-		await pool.query(`INSERT INTO ${table} (key) VALUES ('evt:1')`);
-		await pool.end();
+		const table = await createKeyAndFirstSeenTable(admin, uniqueTableName('once'));
+		await admin.query(`INSERT INTO ${table} (key) VALUES ('evt:1')`);
 		const [items] = await listStuck(table, { stuckAfterMinutes: 0 });
 		expect(items).toEqual([
 			{

@@ -5,6 +5,7 @@ import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { executeContext, webhookItem } from '../support/executeContext';
 import { seededRandom } from '../support/seededRandom';
+import { planStorm } from '../support/stormPlan';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
@@ -52,19 +53,12 @@ describe('retry storm: the node template’s logic under retries, failures and k
 			);
 
 		// Every event arrives as a burst of 1–5 concurrent deliveries; the bursts come in random order.
-		const queue: number[][] = [];
-		let deliveryCount = 0;
-		for (let event = 0; event < EVENTS; event++) {
-			const copies = 1 + Math.floor(random() * 5);
-			deliveryCount += copies;
-			queue.push(Array.from({ length: copies }, () => event));
-		}
-		for (let i = queue.length - 1; i > 0; i--) {
-			const j = Math.floor(random() * (i + 1));
-			[queue[i], queue[j]] = [queue[j], queue[i]];
-		}
+		const plan = planStorm({ events: EVENTS, seed, failureRate: 0, maxCopies: 5, tag: table });
+		const queue = plan.bursts.map(({ event, copies }) =>
+			Array.from({ length: copies }, () => event.index),
+		);
 		const stats = {
-			deliveries: deliveryCount,
+			deliveries: plan.deliveries,
 			attempts: 0,
 			processed: 0,
 			completedDuplicates: 0,
@@ -74,7 +68,7 @@ describe('retry storm: the node template’s logic under retries, failures and k
 		};
 		const businessPool = testPool(4);
 		let killedConnections = 0;
-		const killAt = Math.floor(deliveryCount / 2);
+		const killAt = Math.floor(plan.deliveries / 2);
 
 		async function deliver(event: number): Promise<'done' | 'retry'> {
 			stats.attempts++;
@@ -84,10 +78,9 @@ describe('retry storm: the node template’s logic under retries, failures and k
 				);
 				killedConnections = killed.rowCount ?? 0;
 			}
-			const body = JSON.stringify({ id: `evt_${event}`, type: 'order.paid', n: event });
 			try {
 				const [created, duplicate] = await claim(
-					webhookItem(body, { 'stripe-signature': `t=${stats.attempts}` }),
+					webhookItem(plan.events[event].body, { 'stripe-signature': `t=${stats.attempts}` }),
 				);
 				if (duplicate.length > 0) {
 					const kind = (duplicate[0].json.idempotency as IDataObject).duplicateKind;

@@ -8,7 +8,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 import { newClaimToken } from '../../nodes/Idempotency/actions/claimToken';
-import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
 import type { ClaimOptions } from '../../nodes/Idempotency/store/claimOutcome';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
@@ -114,38 +113,25 @@ function report(title: string, measured: Array<[string, number]>): void {
 	);
 }
 
+const variant = (
+	layout: Layout,
+	mode: ClaimOptions['mode'],
+	fingerprint: boolean,
+	label: string,
+) => ({ layout, mode, fingerprint, label });
+
 const VARIANTS = {
-	floor: {
-		layout: 'only key and first_seen',
-		mode: 'once',
-		fingerprint: false,
-		label: 'only key and first_seen (the smallest claim table), Claim Once',
-	},
-	onceBefore: {
-		layout: 'before',
-		mode: 'once',
-		fingerprint: false,
-		label: 'Claim Once, table as created before',
-	},
-	onceNow: {
-		layout: 'now',
-		mode: 'once',
-		fingerprint: false,
-		label: 'Claim Once, table created now',
-	},
-	allBefore: {
-		layout: 'before',
-		mode: 'lease',
-		fingerprint: true,
-		label: 'lease + Complete + fingerprint, before',
-	},
-	allNow: {
-		layout: 'now',
-		mode: 'lease',
-		fingerprint: true,
-		label: 'lease + Complete + fingerprint, now',
-	},
-} as const;
+	floor: variant(
+		'only key and first_seen',
+		'once',
+		false,
+		'only key and first_seen (the smallest claim table), Claim Once',
+	),
+	onceBefore: variant('before', 'once', false, 'Claim Once, table as created before'),
+	onceNow: variant('now', 'once', false, 'Claim Once, table created now'),
+	allBefore: variant('before', 'lease', true, 'lease + Complete + fingerprint, before'),
+	allNow: variant('now', 'lease', true, 'lease + Complete + fingerprint, now'),
+};
 type Variant = keyof typeof VARIANTS;
 
 /** The variants one after the other on the same keys; prints and returns MiB per million keys of each. */
@@ -226,12 +212,7 @@ describe('rows claimed with a UUID claim ID, before the claim ID got shorter', (
 		expect(await completeKeys(table, [{ key: 'old:complete', claimToken: a }])).toEqual([true]);
 		expect(await releaseKeys(table, [{ key: 'old:release', claimToken: b }])).toEqual([true]);
 		const token = newClaimToken();
-		const [takeover] = await claimBatch(table, [{ key: 'old:expired', fingerprint: null }], {
-			mode: 'lease',
-			leaseSeconds: 60,
-			countRepeats: true,
-			token,
-		});
+		const [takeover] = await table.claim(['old:expired'], { mode: 'lease', token });
 		expect(takeover).toMatchObject({ won: true, reclaimed: true, claimToken: token });
 		expect(await completeKeys(table, [{ key: 'old:expired', claimToken: c }])).toEqual([false]);
 		expect(await completeKeys(table, [{ key: 'old:expired', claimToken: token }])).toEqual([true]);

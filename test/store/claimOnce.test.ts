@@ -2,10 +2,13 @@ import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { TableError } from '../../nodes/Idempotency/errors';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { freshClaimTable, rowsOf } from '../support/claimTable';
+import { createKeyAndFirstSeenTable, freshClaimTable, rowsOf } from '../support/claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
+
+const admin = testPool(2);
+afterAll(() => admin.end());
 
 describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 	it('A, A again, B → new, duplicate, new; two rows; the repeat is counted', async () => {
@@ -47,12 +50,8 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 	});
 
 	it('keeps working on a table with only key and first_seen, without touching it', async () => {
-		const pool = testPool(2);
-		const name = uniqueTableName('keyonly');
-		await pool.query(
-			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
-		);
-		await pool.query(
+		const name = await createKeyAndFirstSeenTable(admin);
+		await admin.query(
 			`INSERT INTO ${name} (key, first_seen) VALUES ('evt:old', now() - interval '2 days')`,
 		);
 		const table = await freshClaimTable(false, name);
@@ -62,62 +61,47 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 		expect(old.duplicateKind).toBe('completed');
 		expect(old.firstSeen!.getTime()).toBeLessThan(Date.now() - 86_400_000);
 		expect(fresh.won).toBe(true);
-		const columns = await pool.query(
+		const columns = await admin.query(
 			`SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY 1`,
 			[name],
 		);
 		expect(columns.rows.map((r) => r.column_name)).toEqual(['first_seen', 'key']);
-		await pool.end();
 	});
 
 	it('adds the new columns to a table with only key and first_seen when asked, keeping its rows (old claims are completed)', async () => {
-		const pool = testPool(2);
-		const name = uniqueTableName('keyonly');
-		await pool.query(
-			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
-		);
-		await pool.query(`INSERT INTO ${name} (key) VALUES ('evt:old')`);
+		const name = await createKeyAndFirstSeenTable(admin);
+		await admin.query(`INSERT INTO ${name} (key) VALUES ('evt:old')`);
 		const table = await freshClaimTable(true, name);
 		expect(table.capabilities).toEqual({ counters: true, leases: true, fingerprint: true });
 		const [old] = await table.claim(['evt:old'], { mode: 'lease' });
 		expect(old.won).toBe(false);
 		expect(old.duplicateKind).toBe('completed');
 		expect(old.deliveries).toBe(2);
-		await pool.end();
 	});
 
 	it('refuses a missing table when creation is off, naming the table and the fix', async () => {
 		const missing = uniqueTableName('missing');
-		await expect(
-			openClaimTable(await poolFor(testCredentials()), tableRef('public', missing), {
-				createIfMissing: false,
-				privileges: [],
-			}),
-		).rejects.toThrow(TableError);
-		await expect(
-			openClaimTable(await poolFor(testCredentials()), tableRef('public', missing), {
-				createIfMissing: false,
-				privileges: [],
-			}),
-		).rejects.toThrow(`table public.${missing} does not exist; turn on "Create Table If Missing"`);
+		const opening = freshClaimTable(false, missing);
+		await expect(opening).rejects.toThrow(TableError);
+		await expect(opening).rejects.toThrow(
+			`table public.${missing} does not exist; turn on "Create Table If Missing"`,
+		);
 	});
 
 	it('creates the table in another schema, quoted, with an index on first_seen', async () => {
-		const pool = testPool(2);
 		const schema = uniqueTableName('Schema');
-		await pool.query(`CREATE SCHEMA "${schema}"`);
+		await admin.query(`CREATE SCHEMA "${schema}"`);
 		const opened = await openClaimTable(
 			await poolFor(testCredentials()),
 			tableRef(schema, 'Mixed_Case'),
 			{ createIfMissing: true, privileges: [] },
 		);
-		const index = await pool.query(
+		const index = await admin.query(
 			`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'Mixed_Case' AND indexdef LIKE '%(first_seen)%'`,
 			[schema],
 		);
 		expect(index.rowCount).toBe(1);
 		expect(opened.ref.qualified).toBe(`"${schema}"."Mixed_Case"`);
-		await pool.end();
 	});
 });
 

@@ -1,6 +1,6 @@
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable, rowsOf } from '../support/claimTable';
+import { freshClaimTable, rowsOf, type TestClaimTable } from '../support/claimTable';
 
 afterAll(closeAllPools);
 
@@ -12,6 +12,11 @@ const lease = (seconds: number, leaseSeconds = 60) => ({
 	leaseSeconds,
 	now: at(seconds),
 });
+/** Complete or Release of evt:A under one claim ID; resolves to [whether it settled]. */
+const completeA = (table: TestClaimTable, claimToken: string | null) =>
+	completeKeys(table, [{ key: 'evt:A', claimToken }]);
+const releaseA = (table: TestClaimTable, claimToken: string | null) =>
+	releaseKeys(table, [{ key: 'evt:A', claimToken }]);
 
 describe('claim with lease', () => {
 	it('a claim is processing until completed; repeats meanwhile are in_progress, afterwards completed', async () => {
@@ -23,7 +28,7 @@ describe('claim with lease', () => {
 		const [during] = await table.claim(['evt:A'], lease(30));
 		expect(during).toMatchObject({ won: false, duplicateKind: 'in_progress', deliveries: 2 });
 
-		const completed = await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		const completed = await completeA(table, first.claimToken);
 		expect(completed).toEqual([true]);
 		const [after] = await table.claim(['evt:A'], lease(3600));
 		expect(after).toMatchObject({
@@ -47,12 +52,8 @@ describe('claim with lease', () => {
 		expect(retry).toMatchObject({ won: true, reclaimed: true, status: 'processing' });
 		expect(retry.claimToken).not.toBe(crashed.claimToken);
 
-		const staleRelease = await releaseKeys(table, [
-			{ key: 'evt:A', claimToken: crashed.claimToken },
-		]);
-		const staleComplete = await completeKeys(table, [
-			{ key: 'evt:A', claimToken: crashed.claimToken },
-		]);
+		const staleRelease = await releaseA(table, crashed.claimToken);
+		const staleComplete = await completeA(table, crashed.claimToken);
 		expect([...staleRelease, ...staleComplete]).toEqual([false, false]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
 			{ status: 'processing', claim_token: retry.claimToken },
@@ -62,7 +63,7 @@ describe('claim with lease', () => {
 	it('release deletes the key so the provider’s next retry is new', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		const released = await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		const released = await releaseA(table, first.claimToken);
 		expect(released).toEqual([true]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toEqual([]);
 		const [retry] = await table.claim(['evt:A'], lease(5));
@@ -72,7 +73,7 @@ describe('claim with lease', () => {
 	it('release works in claim-once mode too (a failed business step frees the key)', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A']);
-		await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }]);
+		await releaseA(table, first.claimToken);
 		expect((await table.claim(['evt:A']))[0].won).toBe(true);
 	});
 
@@ -158,12 +159,8 @@ describe('who may settle a claim', () => {
 	it('Release after Complete deletes nothing: the next redelivery is a completed duplicate', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([
-			true,
-		]);
-		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([
-			false,
-		]);
+		expect(await completeA(table, first.claimToken)).toEqual([true]);
+		expect(await releaseA(table, first.claimToken)).toEqual([false]);
 		const [redelivery] = await table.claim(['evt:A'], lease(10));
 		expect(redelivery).toMatchObject({ won: false, duplicateKind: 'completed' });
 	});
@@ -171,7 +168,7 @@ describe('who may settle a claim', () => {
 	it('Release with an empty claim ID matches nothing, never another execution’s claim', async () => {
 		const table = await freshClaimTable();
 		await table.claim(['evt:A'], lease(0));
-		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: null }])).toEqual([false]);
+		expect(await releaseA(table, null)).toEqual([false]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
 			{ key: 'evt:A', status: 'processing' },
 		]);
@@ -181,12 +178,8 @@ describe('who may settle a claim', () => {
 		const table = await freshClaimTable();
 		const [holder] = await table.claim(['evt:A']);
 		const [other] = await table.claim(['evt:A']);
-		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: other.claimToken }])).toEqual([
-			false,
-		]);
-		expect(await releaseKeys(table, [{ key: 'evt:A', claimToken: holder.claimToken }])).toEqual([
-			true,
-		]);
+		expect(await releaseA(table, other.claimToken)).toEqual([false]);
+		expect(await releaseA(table, holder.claimToken)).toEqual([true]);
 	});
 
 	it('Complete on a batch holding one key under a stale and the current claim ID reports only the current one', async () => {
@@ -204,12 +197,8 @@ describe('who may settle a claim', () => {
 	it('Complete is safe to repeat after a lost answer: the second attempt reports the key completed', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([
-			true,
-		]);
-		expect(await completeKeys(table, [{ key: 'evt:A', claimToken: first.claimToken }])).toEqual([
-			true,
-		]);
+		expect(await completeA(table, first.claimToken)).toEqual([true]);
+		expect(await completeA(table, first.claimToken)).toEqual([true]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
 			{ status: 'completed', claim_token: null },
 		]);

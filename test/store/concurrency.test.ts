@@ -1,18 +1,11 @@
-import type { Pool } from 'pg';
-
-import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { completeKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable, withClaimHelper } from '../support/claimTable';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { freshClaimTable, openTestClaimTable } from '../support/claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 
-let admin: Pool;
-beforeAll(() => {
-	admin = testPool(1);
-});
+const admin = testPool(1);
 afterAll(() => admin.end());
 
 const CLAIMERS = 8;
@@ -88,13 +81,10 @@ describe('one winner under concurrency (real Postgres, pooled connections)', () 
 	});
 
 	it('Claim Once and Claim With Lease on one table, with repeats and new keys mixed, never deadlock (Postgres counts none)', async () => {
-		const credentials = testCredentials({ maxConnections: 7 });
-		const pool = await poolFor(credentials);
-		const table = withClaimHelper(
-			await openClaimTable(pool, tableRef('public', uniqueTableName('mixed')), {
-				createIfMissing: true,
-				privileges: [],
-			}),
+		const table = await openTestClaimTable(
+			uniqueTableName('mixed'),
+			{ createIfMissing: true, privileges: [] },
+			testCredentials({ maxConnections: 7 }),
 		);
 		const deadlocks = async () => {
 			await admin.query('SELECT pg_stat_clear_snapshot()');
@@ -120,7 +110,7 @@ describe('one winner under concurrency (real Postgres, pooled connections)', () 
 			]);
 		}
 		// A backend reports its statistics when it exits: end the pool, then read the server's count.
-		await pool.end();
+		await table.pool.end();
 		await new Promise((resolve) => setTimeout(resolve, 200));
 		expect(await deadlocks()).toBe(before);
 	});

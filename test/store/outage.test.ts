@@ -1,8 +1,7 @@
-import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { rowsOf, withClaimHelper } from '../support/claimTable';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { openTestClaimTable, rowsOf } from '../support/claimTable';
+import { credentialsFromUrl } from '../support/database';
 import { RestartablePostgres } from '../support/restartablePostgres';
 
 let server: RestartablePostgres;
@@ -17,19 +16,11 @@ afterAll(async () => {
 /** How long the server is away: a fast shutdown and start take seconds, as a restart or a failover does. */
 const DOWN_MS = 5_000;
 
-async function table(name: string) {
-	const credentials = {
-		host: '127.0.0.1',
-		port: server.port,
-		database: 'postgres',
-		user: 'postgres',
-		ssl: 'disable' as const,
-	};
-	return withClaimHelper(
-		await openClaimTable(await poolFor(credentials), tableRef('public', name), {
-			createIfMissing: true,
-			privileges: [],
-		}),
+function table(name: string) {
+	return openTestClaimTable(
+		name,
+		{ createIfMissing: true, privileges: [] },
+		credentialsFromUrl(server.url),
 	);
 }
 

@@ -1,15 +1,16 @@
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable, rowsOf } from '../support/claimTable';
-import { testPool, uniqueTableName } from '../support/database';
+import { createKeyAndFirstSeenTable, freshClaimTable, rowsOf } from '../support/claimTable';
+import { testPool } from '../support/database';
 
 afterAll(closeAllPools);
+
+const now = new Date('2026-03-01T00:00:00Z');
+const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);
 
 describe('purge', () => {
 	it('deletes keys first seen before the cutoff, in batches, and keeps the fresh ones', async () => {
 		const table = await freshClaimTable();
-		const now = new Date('2026-03-01T00:00:00Z');
-		const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);
 		await table.pool.query(
 			`INSERT INTO ${table.ref.qualified} (key, first_seen)
 			 SELECT 'old:' || i, $1::timestamptz - make_interval(mins => i) FROM generate_series(1, 25) i
@@ -28,8 +29,6 @@ describe('purge', () => {
 
 	it('never deletes a claim still being worked on, however old its key; expired leases and completed keys go', async () => {
 		const table = await freshClaimTable();
-		const now = new Date('2026-03-01T00:00:00Z');
-		const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);
 		const inSeconds = (seconds: number) => new Date(now.getTime() + seconds * 1000);
 		await table.pool.query(
 			`INSERT INTO ${table.ref.qualified} (key, first_seen, status, lease_until) VALUES
@@ -42,11 +41,12 @@ describe('purge', () => {
 	});
 
 	it('purges a table with only key and first_seen (no claim there is still being worked on)', async () => {
-		const table = await freshClaimTable(false, await keyAndFirstSeenTable());
-		const now = new Date('2026-03-01T00:00:00Z');
+		const admin = testPool(1);
+		const table = await freshClaimTable(false, await createKeyAndFirstSeenTable(admin));
+		await admin.end();
 		await table.pool.query(
 			`INSERT INTO ${table.ref.qualified} (key, first_seen) VALUES ('old', $1), ('fresh', $2)`,
-			[new Date(now.getTime() - 40 * 86_400_000), now],
+			[daysAgo(40), now],
 		);
 		expect(table.capabilities.leases).toBe(false);
 		const result = await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now });
@@ -56,13 +56,3 @@ describe('purge', () => {
 		]);
 	});
 });
-
-async function keyAndFirstSeenTable(): Promise<string> {
-	const name = uniqueTableName('keyonly');
-	const admin = testPool(1);
-	await admin.query(
-		`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
-	);
-	await admin.end();
-	return name;
-}

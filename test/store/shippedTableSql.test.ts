@@ -3,17 +3,15 @@ import { join } from 'node:path';
 
 import { createTableSql } from '../../nodes/Idempotency/store/tableSchema';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { testPool, uniqueTableName } from '../support/database';
+import { testDatabaseUrl, uniqueTableName, withClient } from '../support/database';
 
 const SHIPPED_SQL = readFileSync(
 	join(__dirname, '..', '..', 'workflows', 'processed_events.sql'),
 	'utf8',
 );
 
-async function columnsAfter(statements: string[], schema: string) {
-	const pool = testPool(1);
-	const client = await pool.connect();
-	try {
+function columnsAfter(statements: string[], schema: string) {
+	return withClient(testDatabaseUrl(), async (client) => {
 		await client.query(`CREATE SCHEMA ${schema}`);
 		await client.query(`SET search_path TO ${schema}`);
 		for (const statement of statements) await client.query(statement);
@@ -23,10 +21,7 @@ async function columnsAfter(statements: string[], schema: string) {
 			[schema],
 		);
 		return result.rows;
-	} finally {
-		client.release();
-		await pool.end();
-	}
+	});
 }
 
 describe('workflows/processed_events.sql', () => {
@@ -61,10 +56,9 @@ describe('workflows/processed_events.sql', () => {
 			schema,
 		);
 		expect(rows).toHaveLength(8);
-		const pool = testPool(1);
-		expect(
-			(await pool.query(`SELECT key, status, deliveries FROM ${schema}.processed_events`)).rows,
-		).toEqual([{ key: 'evt:kept', status: 'completed', deliveries: 1 }]);
-		await pool.end();
+		const kept = await withClient(testDatabaseUrl(), (client) =>
+			client.query(`SELECT key, status, deliveries FROM ${schema}.processed_events`),
+		);
+		expect(kept.rows).toEqual([{ key: 'evt:kept', status: 'completed', deliveries: 1 }]);
 	});
 });

@@ -1,9 +1,7 @@
-import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable } from '../support/claimTable';
+import { createKeyAndFirstSeenTable, freshClaimTable } from '../support/claimTable';
 import { testCredentials, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
@@ -45,35 +43,17 @@ describe('stuck claims', () => {
 		const result = await listStuckClaims(table, { firstSeenMinutesAgo: 60, limit: 100, now });
 		expect(result.leasesTracked).toBe(true);
 		expect(result.now).toEqual(now);
+		const claim = (
+			key: string,
+			[firstSeen, lastSeen]: [Date, Date],
+			deliveries: number,
+			leaseUntil: Date | null,
+		) => ({ key, firstSeen, lastSeen, deliveries, leaseUntil });
 		expect(result.claims).toEqual([
-			{
-				key: 'lease-ends-now',
-				firstSeen: minutesAgo(180),
-				lastSeen: minutesAgo(180),
-				deliveries: 1,
-				leaseUntil: now,
-			},
-			{
-				key: 'stuck:a',
-				firstSeen: minutesAgo(180),
-				lastSeen: minutesAgo(30),
-				deliveries: 3,
-				leaseUntil: minutesAgo(170),
-			},
-			{
-				key: 'stuck:b',
-				firstSeen: minutesAgo(120),
-				lastSeen: minutesAgo(120),
-				deliveries: 1,
-				leaseUntil: minutesAgo(170),
-			},
-			{
-				key: 'stuck:null-lease',
-				firstSeen: minutesAgo(120),
-				lastSeen: minutesAgo(120),
-				deliveries: 1,
-				leaseUntil: null,
-			},
+			claim('lease-ends-now', [minutesAgo(180), minutesAgo(180)], 1, now),
+			claim('stuck:a', [minutesAgo(180), minutesAgo(30)], 3, minutesAgo(170)),
+			claim('stuck:b', [minutesAgo(120), minutesAgo(120)], 1, minutesAgo(170)),
+			claim('stuck:null-lease', [minutesAgo(120), minutesAgo(120)], 1, null),
 		]);
 	});
 
@@ -97,19 +77,13 @@ describe('stuck claims', () => {
 	});
 
 	it('a table without lease columns has no stuck claims, and says so', async () => {
-		const name = uniqueTableName('claimonce');
 		const pool = await poolFor(testCredentials());
-		await pool.query(
-			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
-		);
+		const name = await createKeyAndFirstSeenTable(pool, uniqueTableName('claimonce'));
 		await pool.query(`INSERT INTO ${name} (key, first_seen) VALUES ('a', $1), ('b', $2)`, [
 			minutesAgo(500),
 			minutesAgo(100),
 		]);
-		const table = await openClaimTable(pool, tableRef('public', name), {
-			createIfMissing: false,
-			privileges: [],
-		});
+		const table = await freshClaimTable(false, name);
 		expect(await listStuckClaims(table, { firstSeenMinutesAgo: 0, limit: 10, now })).toEqual({
 			leasesTracked: false,
 			claims: [],

@@ -1,5 +1,3 @@
-import type { Pool } from 'pg';
-
 import { TableError } from '../../nodes/Idempotency/errors';
 import {
 	openClaimTable,
@@ -10,13 +8,15 @@ import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleK
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { CLAIM_ID_COLUMNS, LEASE_CLAIM_COLUMNS } from '../../nodes/Idempotency/store/tableSchema';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { rowsOf, withClaimHelper } from '../support/claimTable';
+import {
+	createKeyAndFirstSeenTable,
+	openTestClaimTable as open,
+	rowsOf,
+	withClaimHelper,
+} from '../support/claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
-
-/** A table with only `key` and `first_seen`, as the original claim template creates it. */
-const KEY_AND_FIRST_SEEN = '(key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())';
 
 const lease = (createIfMissing: boolean): TableNeeds => ({
 	createIfMissing,
@@ -24,23 +24,15 @@ const lease = (createIfMissing: boolean): TableNeeds => ({
 	privileges: [],
 });
 const plain = (createIfMissing: boolean): TableNeeds => ({ createIfMissing, privileges: [] });
+/** What Complete and Release with a claim ID open. */
+const settling: TableNeeds = { createIfMissing: false, columns: CLAIM_ID_COLUMNS, privileges: [] };
 
-let admin: Pool;
-beforeAll(() => {
-	admin = testPool(2);
-});
+const admin = testPool(2);
 afterAll(() => admin.end());
-
-async function open(name: string, needs: TableNeeds, credentials = testCredentials()) {
-	return withClaimHelper(
-		await openClaimTable(await poolFor(credentials), tableRef('public', name), needs),
-	);
-}
 
 describe('the purge index of a table made earlier', () => {
 	it('a partial index on first_seen is not taken for the purge index: the plain one is added', async () => {
-		const name = uniqueTableName('partial');
-		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('partial'));
 		await admin.query(
 			`CREATE INDEX ${name}_recent ON ${name} (first_seen) WHERE first_seen > '2026-01-01'`,
 		);
@@ -56,24 +48,18 @@ describe('the purge index of a table made earlier', () => {
 
 describe('a pool never acts on a stale picture of the table', () => {
 	it('key/first_seen table → purge → a lease claim adds columns → Complete and Release with the claim ID settle for real', async () => {
-		const name = uniqueTableName('stale');
-		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('stale'));
 		await open(name, plain(false)); // what Purge opens: the pool now holds a picture without lease columns
 		const claimer = await open(name, lease(true));
 		const [a, b] = await claimer.claim(['evt:A', 'evt:B'], { mode: 'lease' });
 		expect(a.claimToken).not.toBeNull();
 
-		const settler = await open(name, {
-			createIfMissing: false,
-			columns: CLAIM_ID_COLUMNS,
-			privileges: [],
-		});
-		expect(await completeKeys(settler, [{ key: 'evt:A', claimToken: a.claimToken }])).toEqual([
-			true,
-		]);
-		expect(await releaseKeys(settler, [{ key: 'evt:B', claimToken: b.claimToken }])).toEqual([
-			true,
-		]);
+		const settler = await open(name, settling);
+		const settled = [
+			...(await completeKeys(settler, [{ key: 'evt:A', claimToken: a.claimToken }])),
+			...(await releaseKeys(settler, [{ key: 'evt:B', claimToken: b.claimToken }])),
+		];
+		expect(settled).toEqual([true, true]);
 		expect(await rowsOf(admin, `"public"."${name}"`)).toMatchObject([
 			{ key: 'evt:A', status: 'completed' },
 		]);
@@ -95,8 +81,7 @@ describe('a pool never acts on a stale picture of the table', () => {
 	});
 
 	it('the ALTER TABLE the error recommends takes effect without a restart', async () => {
-		const name = uniqueTableName('altered');
-		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('altered'));
 		await open(name, plain(false));
 		await expect(open(name, lease(false))).rejects.toThrow(
 			/lacks the columns last_seen, deliveries, status, lease_until, claim_token, fingerprint/,
@@ -108,12 +93,11 @@ describe('a pool never acts on a stale picture of the table', () => {
 	});
 
 	it('Complete or Release with a claim ID on a table that cannot check it fails loudly', async () => {
-		const name = uniqueTableName('nocheck');
-		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('nocheck'));
 		await admin.query(`INSERT INTO ${name} (key) VALUES ('evt:A')`);
-		await expect(
-			open(name, { createIfMissing: false, columns: CLAIM_ID_COLUMNS, privileges: [] }),
-		).rejects.toThrow(/lacks the columns status, lease_until, claim_token/);
+		await expect(open(name, settling)).rejects.toThrow(
+			/lacks the columns status, lease_until, claim_token/,
+		);
 	});
 });
 
@@ -169,9 +153,8 @@ describe('what table preparation refuses and what it leaves alone', () => {
 	});
 
 	it('a least-privilege role (SELECT, INSERT, UPDATE, DELETE) claims on a key/first_seen table with Create Table on, without DDL', async () => {
-		const name = uniqueTableName('leastpriv');
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('leastpriv'));
 		const role = uniqueTableName('app');
-		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
 		await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'app-pw'`);
 		await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${name} TO ${role}`);
 		const credentials = testCredentials({ user: role, password: 'app-pw' });
@@ -190,9 +173,8 @@ describe('what table preparation refuses and what it leaves alone', () => {
 	});
 
 	it('a role with no rights on an existing table is told what it lacks, not that the table is missing', async () => {
-		const name = uniqueTableName('nogrant');
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('nogrant'));
 		const role = uniqueTableName('nobody');
-		await admin.query(`CREATE TABLE ${name} ${KEY_AND_FIRST_SEEN}`);
 		await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'nobody-pw'`);
 		const credentials = testCredentials({ user: role, password: 'nobody-pw' });
 		await expect(
@@ -208,12 +190,9 @@ describe('what table preparation refuses and what it leaves alone', () => {
 		await admin.query(`CREATE SCHEMA ${role}_s`);
 		await admin.query(`GRANT USAGE ON SCHEMA ${role}_s TO ${role}`);
 		const pool = await poolFor(testCredentials({ user: role, password: 'nc-pw' }));
-		await expect(
-			openClaimTable(pool, tableRef(`${role}_s`, 'processed_events'), plain(true)),
-		).rejects.toThrow(TableError);
-		await expect(
-			openClaimTable(pool, tableRef(`${role}_s`, 'processed_events'), plain(true)),
-		).rejects.toThrow(`needs CREATE on schema ${role}_s`);
+		const opening = openClaimTable(pool, tableRef(`${role}_s`, 'processed_events'), plain(true));
+		await expect(opening).rejects.toThrow(TableError);
+		await expect(opening).rejects.toThrow(`needs CREATE on schema ${role}_s`);
 	});
 });
 

@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
-import { openClaimTable, type ClaimTable } from '../../nodes/Idempotency/store/claimTable';
+import type { ClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { usesUnnamedStatements } from '../../nodes/Idempotency/store/namedStatements';
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { rowsOf, withClaimHelper, type TestClaimTable } from '../support/claimTable';
+import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { openTestClaimTable, rowsOf, type TestClaimTable } from '../support/claimTable';
 import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
 import { TransactionPooler } from '../support/transactionPooler';
 
@@ -36,16 +35,11 @@ afterAll(async () => {
 });
 
 /** The credential's default settings, pointed at the pooler: users do not know what sits behind a host name. */
-async function throughPooler(
-	name = uniqueTableName('pooled'),
-	createIfMissing = true,
-): Promise<TestClaimTable> {
-	const credentials = testCredentials({ host: '127.0.0.1', port: pooler.port });
-	return withClaimHelper(
-		await openClaimTable(await poolFor(credentials), tableRef('public', name), {
-			createIfMissing,
-			privileges: [],
-		}),
+function throughPooler(): Promise<TestClaimTable> {
+	return openTestClaimTable(
+		uniqueTableName('pooled'),
+		{ createIfMissing: true, privileges: [] },
+		testCredentials({ host: '127.0.0.1', port: pooler.port }),
 	);
 }
 
@@ -94,12 +88,10 @@ describeWithPooler(
 			expect(rows.rows[0].n).toBe(1000);
 			// The pool found the pooler and sends its claims unnamed; a direct pool keeps its prepared statements.
 			expect(usesUnnamedStatements(table.pool)).toBe(true);
-			const direct = withClaimHelper(
-				await openClaimTable(await poolFor(testCredentials()), table.ref, {
-					createIfMissing: false,
-					privileges: [],
-				}),
-			);
+			const direct = await openTestClaimTable(table.ref.table, {
+				createIfMissing: false,
+				privileges: [],
+			});
 			await direct.claim(['evt:direct-1']);
 			await Promise.all(Array.from({ length: 8 }, (_, i) => direct.claim([`evt:direct-${i}`])));
 			expect(usesUnnamedStatements(direct.pool)).toBe(false);

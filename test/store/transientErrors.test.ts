@@ -3,15 +3,17 @@ import type { Pool } from 'pg';
 import { ClaimError } from '../../nodes/Idempotency/errors';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { AnswerDroppingProxy } from '../support/answerDroppingProxy';
-import { freshClaimTable, rowsOf, withClaimHelper } from '../support/claimTable';
+import {
+	createKeyAndFirstSeenTable,
+	freshClaimTable,
+	rowsOf,
+	withClaimHelper,
+} from '../support/claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 
-let admin: Pool;
-beforeAll(() => {
-	admin = testPool(2);
-});
+const admin = testPool(2);
 afterAll(() => admin.end());
 
 /** The backends of one pool only, found by asking each of its connections: other tests' connections are left alone. */
@@ -99,10 +101,7 @@ describe('a claim that committed but whose answer was lost', () => {
 	);
 
 	it('fails the execution instead of calling it a duplicate on a key/first_seen table left as it is', async () => {
-		const name = uniqueTableName('lostnotoken');
-		await admin.query(
-			`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
-		);
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('lostnotoken'));
 		const table = await freshClaimTable(false, name);
 		const viaProxy = { ...table, pool: await poolFor(throughProxy()) };
 		const key = `evt:lost-${uniqueTableName('')}`;

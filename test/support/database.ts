@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Pool } from 'pg';
+import { Client, Pool, type ClientConfig } from 'pg';
 
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 
@@ -56,6 +56,31 @@ export async function withClient<T>(url: string, work: (client: Client) => Promi
 		return await work(client);
 	} finally {
 		await client.end();
+	}
+}
+
+/**
+ * A connection to a server that is starting: attempts repeat every 100 ms while `starting()` holds, until
+ * one succeeds or `timeoutMs` has passed (then the last attempt's error is thrown).
+ */
+export async function connectWhenReady(
+	config: ClientConfig,
+	{
+		timeoutMs = 30_000,
+		starting = () => true,
+	}: { timeoutMs?: number; starting?: () => boolean } = {},
+): Promise<Client> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const client = new Client(config);
+		try {
+			await client.connect();
+			return client;
+		} catch (error) {
+			await client.end().catch(() => undefined);
+			if (!starting() || Date.now() > deadline) throw error;
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
 	}
 }
 

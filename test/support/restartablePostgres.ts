@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
-
+import { connectWhenReady } from './database';
 import { freePort } from './freePort';
 import {
 	embeddedPostgresBinaries,
@@ -84,29 +83,16 @@ export class RestartablePostgres {
 				this.dataDir,
 				'-p',
 				String(this.port),
-				'-c',
-				'listen_addresses=127.0.0.1',
-				'-c',
-				`unix_socket_directories=${this.dataDir}`,
-				'-c',
-				'fsync=off',
-				...Object.entries(this.settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+				...Object.entries({
+					listen_addresses: '127.0.0.1',
+					unix_socket_directories: this.dataDir,
+					fsync: 'off',
+					...this.settings,
+				}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
 			],
 			{ stdio: 'ignore', ...this.owner },
 		);
-		const deadline = Date.now() + 30_000;
-		for (;;) {
-			const client = new Client({ connectionString: this.url });
-			try {
-				await client.connect();
-				await client.end();
-				return;
-			} catch (error) {
-				await client.end().catch(() => undefined);
-				if (Date.now() > deadline) throw error;
-				await new Promise((resolve) => setTimeout(resolve, 100));
-			}
-		}
+		await (await connectWhenReady({ connectionString: this.url })).end();
 	}
 
 	private async down(): Promise<void> {

@@ -11,8 +11,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, type ClientConfig } from 'pg';
-
+import { connectWhenReady } from './database';
 import { freePort } from './freePort';
 import {
 	embeddedPostgresBinaries,
@@ -97,6 +96,7 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		giveTo(owner, hbaFile);
 
 		const port = await freePort();
+		const login = { port, user: USER, password, database: DATABASE };
 		const server = spawn(
 			binaries.postgres,
 			[
@@ -104,23 +104,17 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 				dataDir,
 				'-p',
 				String(port),
-				'-c',
-				`listen_addresses=127.0.0.1,${UNLISTED_HOST}`,
-				'-c',
-				`unix_socket_directories=${socketDir}`,
-				'-c',
-				`hba_file=${hbaFile}`,
-				'-c',
-				`ssl=${tls ? 'on' : 'off'}`,
-				'-c',
-				`ssl_cert_file=${certs.serverCert}`,
-				'-c',
-				`ssl_key_file=${certs.serverKey}`,
-				// The CA the server trusts for client certificates.
-				'-c',
-				`ssl_ca_file=${certs.caFile}`,
-				'-c',
-				'fsync=off',
+				...[
+					`listen_addresses=127.0.0.1,${UNLISTED_HOST}`,
+					`unix_socket_directories=${socketDir}`,
+					`hba_file=${hbaFile}`,
+					`ssl=${tls ? 'on' : 'off'}`,
+					`ssl_cert_file=${certs.serverCert}`,
+					`ssl_key_file=${certs.serverKey}`,
+					// The CA the server trusts for client certificates.
+					`ssl_ca_file=${certs.caFile}`,
+					'fsync=off',
+				].flatMap((setting) => ['-c', setting]),
 			],
 			{ stdio: ['ignore', 'ignore', 'pipe'], ...owner },
 		);
@@ -138,12 +132,13 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		};
 		try {
 			const admin = await connectWhenReady(
-				server,
-				port,
-				password,
-				tls ? { ca: certs.caPem } : false,
-				() => log,
-			);
+				{ host: '127.0.0.1', ...login, ssl: tls && { ca: certs.caPem } },
+				{ starting: () => server.exitCode === null },
+			).catch((error: Error) => {
+				throw new Error(
+					`Test PostgreSQL did not accept connections (exit code ${server.exitCode}): ${error.message}\n${log}`,
+				);
+			});
 			await admin.query(
 				`CREATE ROLE ${CERTIFICATE_USER} LOGIN; GRANT CREATE ON SCHEMA public TO ${CERTIFICATE_USER}`,
 			);
@@ -153,10 +148,7 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 			throw error;
 		}
 		return {
-			port,
-			user: USER,
-			password,
-			database: DATABASE,
+			...login,
 			caPem: certs.caPem,
 			otherCaPem: certs.otherCaPem,
 			unlistedHost: UNLISTED_HOST,
@@ -194,6 +186,8 @@ interface Certificates {
 	serverKey: string;
 }
 
+const NEW_P256_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
 /**
  * A CA; the server certificate it signs for 127.0.0.1 and localhost; a client certificate it signs for the
  * certificate user; and an unrelated second CA.
@@ -202,21 +196,21 @@ function makeCertificates(baseDir: string, owner: ServerOwner): Certificates {
 	const file = (name: string) => join(baseDir, name);
 	const openssl = (...args: string[]) =>
 		execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+	// A new unencrypted P-256 key in `name`.key, for a request with this subject.
+	const newKey = (name: string, subject: string) => [
+		...NEW_P256_KEY,
+		'-subj',
+		subject,
+		'-keyout',
+		file(`${name}.key`),
+	];
 	const newCa = (name: string, subject: string) =>
 		openssl(
 			'req',
 			'-x509',
-			'-newkey',
-			'ec',
-			'-pkeyopt',
-			'ec_paramgen_curve:prime256v1',
-			'-nodes',
+			...newKey(name, subject),
 			'-days',
 			'2',
-			'-subj',
-			subject,
-			'-keyout',
-			file(`${name}.key`),
 			'-out',
 			file(`${name}.crt`),
 			'-addext',
@@ -227,20 +221,7 @@ function makeCertificates(baseDir: string, owner: ServerOwner): Certificates {
 	newCa('ca', '/CN=Idempotency Test CA');
 	newCa('other-ca', '/CN=Some Other CA');
 	const signedByCa = (name: string, subject: string, extensions: string) => {
-		openssl(
-			'req',
-			'-newkey',
-			'ec',
-			'-pkeyopt',
-			'ec_paramgen_curve:prime256v1',
-			'-nodes',
-			'-subj',
-			subject,
-			'-keyout',
-			file(`${name}.key`),
-			'-out',
-			file(`${name}.csr`),
-		);
+		openssl('req', ...newKey(name, subject), '-out', file(`${name}.csr`));
 		writeFileSync(file(`${name}.ext`), extensions);
 		openssl(
 			'x509',
@@ -281,39 +262,6 @@ function makeCertificates(baseDir: string, owner: ServerOwner): Certificates {
 		serverCert: file('server.crt'),
 		serverKey: file('server.key'),
 	};
-}
-
-async function connectWhenReady(
-	server: ChildProcess,
-	port: number,
-	password: string,
-	ssl: ClientConfig['ssl'],
-	log: () => string,
-): Promise<Client> {
-	const deadline = Date.now() + 30_000;
-	for (;;) {
-		if (server.exitCode !== null)
-			throw new Error(`Test PostgreSQL exited with code ${server.exitCode}:\n${log()}`);
-		const client = new Client({
-			host: '127.0.0.1',
-			port,
-			user: USER,
-			password,
-			database: DATABASE,
-			ssl,
-		});
-		try {
-			await client.connect();
-			return client;
-		} catch (error) {
-			await client.end().catch(() => undefined);
-			if (Date.now() > deadline)
-				throw new Error(
-					`Test PostgreSQL did not accept connections within 30 s: ${(error as Error).message}\n${log()}`,
-				);
-			await new Promise((resolve) => setTimeout(resolve, 100));
-		}
-	}
 }
 
 /** Fast shutdown (SIGINT), then the folder with data, keys and certificates is removed. */

@@ -1,10 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
 import { freePort } from './freePort';
+import { serverOwner } from './postgresServerBinaries';
 
 /**
  * A real PgBouncer in `pool_mode = transaction` in front of the test server, with fewer server
@@ -56,11 +57,9 @@ export class TransactionPooler {
 			].join('\n'),
 		);
 		for (const file of ['users.txt', 'pgbouncer.ini']) chmodSync(join(dir, file), 0o644);
-		const asRoot = userInfo().uid === 0;
-		const owner = asRoot ? { uid: idOf('-u'), gid: idOf('-g') } : {};
 		const child = spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], {
 			stdio: ['ignore', 'ignore', 'pipe'],
-			...owner,
+			...serverOwner(),
 		});
 		let stderr = '';
 		child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -102,8 +101,4 @@ export class TransactionPooler {
 		}
 		rmSync(this.dir, { recursive: true, force: true });
 	}
-}
-
-function idOf(flag: string): number {
-	return Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
 }

@@ -101,40 +101,39 @@ async function expectNodeAndTestToFail(
 	expect(await keysIn(table, on)).toBeNull();
 }
 
-const newKeys = (outputs: INodeExecutionData[][]) =>
-	outputs[0].map((item) => (item.json.idempotency as IDataObject).key);
+/** Claims event `id` and expects it to leave on New, as the only item there; resolves to the table. */
+async function expectNew(
+	using: PostgresCredentials,
+	id: string,
+	table = uniqueTableName('tls'),
+): Promise<string> {
+	const [created] = await claim(using, table, id);
+	expect(created.map((item) => (item.json.idempotency as IDataObject).key)).toEqual([`evt:${id}`]);
+	return table;
+}
+
+const CONNECTION_OK = { status: 'OK', message: 'Connection successful' };
 
 describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made for the test', () => {
 	it('Require with the CA pasted: the claim writes its row over a verified TLS connection, and Test says OK', async () => {
 		const using = credentials({ caCertificate: server.caPem });
-		const table = uniqueTableName('tls');
-		expect(newKeys(await claim(using, table, 'evt_ca'))).toEqual(['evt:evt_ca']);
+		const table = await expectNew(using, 'evt_ca');
 		expect(await keysIn(table)).toEqual(['evt:evt_ca']);
 		expect(await poolUsesTls(using)).toBe(true);
-		expect(await connectionTest(using)).toEqual({ status: 'OK', message: 'Connection successful' });
+		expect(await connectionTest(using)).toEqual(CONNECTION_OK);
 	});
 
 	it('the CA pasted into a single-line field (line breaks dropped), or JSON-escaped, still verifies', async () => {
 		const flattened = server.caPem.replace(/\r?\n/g, '');
 		const escaped = server.caPem.replace(/\r?\n/g, '\\n');
-		expect(await connectionTest(credentials({ caCertificate: flattened }))).toEqual({
-			status: 'OK',
-			message: 'Connection successful',
-		});
-		expect(await connectionTest(credentials({ caCertificate: escaped }))).toEqual({
-			status: 'OK',
-			message: 'Connection successful',
-		});
-		const table = uniqueTableName('tls');
-		expect(
-			newKeys(await claim(credentials({ caCertificate: flattened }), table, 'evt_flat')),
-		).toEqual(['evt:evt_flat']);
+		expect(await connectionTest(credentials({ caCertificate: flattened }))).toEqual(CONNECTION_OK);
+		expect(await connectionTest(credentials({ caCertificate: escaped }))).toEqual(CONNECTION_OK);
+		await expectNew(credentials({ caCertificate: flattened }), 'evt_flat');
 	});
 
 	it('Require with Ignore SSL Issues: the claim goes through over TLS without checking the certificate', async () => {
 		const using = credentials({ ignoreSslIssues: true });
-		const table = uniqueTableName('tls');
-		expect(newKeys(await claim(using, table, 'evt_ignore'))).toEqual(['evt:evt_ignore']);
+		const table = await expectNew(using, 'evt_ignore');
 		expect(await keysIn(table)).toEqual(['evt:evt_ignore']);
 		expect(await poolUsesTls(using)).toBe(true);
 		expect((await connectionTest(using)).status).toBe('OK');
@@ -202,9 +201,8 @@ describe('a PostgreSQL that accepts only TLS, with a certificate from a CA made 
 
 	it('Allow: plain TCP is refused, so node and Test both fall back to TLS, and both succeed', async () => {
 		const using = credentials({ ssl: 'allow', caCertificate: server.caPem });
-		expect(await connectionTest(using)).toEqual({ status: 'OK', message: 'Connection successful' });
-		const table = uniqueTableName('tls');
-		expect(newKeys(await claim(using, table, 'evt_allow'))).toEqual(['evt:evt_allow']);
+		expect(await connectionTest(using)).toEqual(CONNECTION_OK);
+		await expectNew(using, 'evt_allow');
 		expect(await poolUsesTls(using)).toBe(true);
 		// After the fallback, the certificate is checked as under Require.
 		const unverified = await connectionTest(
@@ -237,9 +235,8 @@ describe('a user the server authenticates by client certificate', () => {
 			clientCertificate: server.clientCertPem.replace(/\n/g, ''),
 			clientPrivateKey: server.clientKeyPem.replace(/\n/g, ''),
 		});
-		expect(await connectionTest(using)).toEqual({ status: 'OK', message: 'Connection successful' });
-		const table = uniqueTableName('tls');
-		expect(newKeys(await claim(using, table, 'evt_cert'))).toEqual(['evt:evt_cert']);
+		expect(await connectionTest(using)).toEqual(CONNECTION_OK);
+		const table = await expectNew(using, 'evt_cert');
 		expect(await keysIn(table)).toEqual(['evt:evt_cert']);
 	});
 
@@ -286,9 +283,8 @@ describe('a PostgreSQL with TLS off', () => {
 
 	it('Allow: node and Test both use plain TCP, and the claim goes through', async () => {
 		const using = credentials({ ssl: 'allow', caCertificate: plainServer.caPem }, plainServer);
-		expect(await connectionTest(using)).toEqual({ status: 'OK', message: 'Connection successful' });
-		const table = uniqueTableName('tls');
-		expect(newKeys(await claim(using, table, 'evt_allow_plain'))).toEqual(['evt:evt_allow_plain']);
+		expect(await connectionTest(using)).toEqual(CONNECTION_OK);
+		const table = await expectNew(using, 'evt_allow_plain');
 		expect(await keysIn(table, plainServer)).toEqual(['evt:evt_allow_plain']);
 		expect(await poolUsesTls(using)).toBe(false);
 	});
@@ -302,17 +298,12 @@ describe("the CA Certificate is part of a pool's identity", () => {
 		await expect(claim(credentials(), table, 'evt_before')).rejects.toThrow(
 			/not signed by a CA this machine trusts/,
 		);
-		expect(
-			newKeys(await claim(credentials({ caCertificate: server.caPem }), table, 'evt_after')),
-		).toEqual(['evt:evt_after']);
+		await expectNew(credentials({ caCertificate: server.caPem }), 'evt_after', table);
 		expect(openPoolCount()).toBe(2);
 	});
 
 	it('a pool made with the CA is not reused for the same credential without it, nor for another CA', async () => {
-		const table = uniqueTableName('tls');
-		expect(
-			newKeys(await claim(credentials({ caCertificate: server.caPem }), table, 'evt_1')),
-		).toEqual(['evt:evt_1']);
+		const table = await expectNew(credentials({ caCertificate: server.caPem }), 'evt_1');
 		await expect(claim(credentials(), table, 'evt_2')).rejects.toThrow(
 			/not signed by a CA this machine trusts/,
 		);

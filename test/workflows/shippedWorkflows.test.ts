@@ -8,11 +8,8 @@ import { join } from 'node:path';
 
 import type { INodeProperties, INodeType } from 'n8n-workflow';
 
-const REPO = join(__dirname, '..', '..');
-const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
-	name: string;
-	n8n: { nodes: string[]; credentials: string[] };
-};
+import { loadFromSource, manifest } from '../support/packageSources';
+import { REPO_ROOT as REPO } from '../support/workflows';
 
 interface WorkflowNode {
 	id: string;
@@ -36,15 +33,6 @@ const workflows = files.map((file) => ({
 	workflow: JSON.parse(readFileSync(join(REPO, 'workflows', file), 'utf8')) as Workflow,
 }));
 
-/** The package's classes, loaded from source through the paths package.json lists for dist/. */
-function loadFromSource<T>(distPath: string): T {
-	const source = join(REPO, distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
-	// A path known only at run time, compiled by ts-jest: a static import cannot name it.
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const module = require(source) as Record<string, new () => T>;
-	const [Class] = Object.values(module);
-	return new Class();
-}
 const packageNodes = new Map<string, INodeType>(
 	manifest.n8n.nodes.map((path) => {
 		const node = loadFromSource<INodeType>(path);
