@@ -6,22 +6,15 @@ export function summaryTable(results: BenchResult[]): string {
 	const lines = ['| # | measure | result | target | met |', '|---|---|---:|---|---|'];
 	for (const result of results) {
 		const number = result.title.split('.')[0];
-		if (result.skipped) {
-			lines.push(
-				`| ${number} | ${result.title.replace(/^\d+\.\s*/, '')} | skipped | | ${result.skipped} |`,
-			);
-			continue;
-		}
-		if (result.error) {
-			lines.push(
-				`| ${number} | ${result.title.replace(/^\d+\.\s*/, '')} | **error** | | ${oneLine(result.error.message)} |`,
-			);
-			continue;
-		}
-		for (const row of result.rows ?? []) {
-			const met = row.met === undefined ? '' : row.met ? 'yes' : '**no**';
-			lines.push(`| ${number} | ${row.measure} | ${row.value} | ${row.target ?? ''} | ${met} |`);
-		}
+		const title = result.title.replace(/^\d+\.\s*/, '');
+		if (result.skipped) lines.push(`| ${number} | ${title} | skipped | | ${result.skipped} |`);
+		else if (result.error)
+			lines.push(`| ${number} | ${title} | **error** | | ${oneLine(result.error.message)} |`);
+		else
+			for (const row of result.rows ?? []) {
+				const met = row.met === undefined ? '' : row.met ? 'yes' : '**no**';
+				lines.push(`| ${number} | ${row.measure} | ${row.value} | ${row.target ?? ''} | ${met} |`);
+			}
 	}
 	return lines.join('\n');
 }
