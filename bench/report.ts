@@ -19,15 +19,8 @@ export function summaryTable(results: BenchResult[]): string {
 	return lines.join('\n');
 }
 
-export function resultsMarkdown({
-	environment,
-	results,
-	failures,
-	mode,
-	startedAt,
-	durationS,
-	n8n,
-}: {
+/** One run of the benchmarks, as bench/RESULTS.md reports it. */
+export interface BenchRun {
 	environment: Environment;
 	results: BenchResult[];
 	failures: string[];
@@ -35,7 +28,10 @@ export function resultsMarkdown({
 	startedAt: Date;
 	durationS: number;
 	n8n: string;
-}): string {
+}
+
+export function resultsMarkdown(run: BenchRun): string {
+	const { environment, results, failures, mode, startedAt, durationS, n8n } = run;
 	const parts = [
 		'# Benchmarks',
 		'',
