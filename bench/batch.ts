@@ -5,6 +5,7 @@ import type { QueryResult } from 'pg';
 import type { Benchmark } from './benchmark';
 import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
 import { countRoundTrips } from './queryProbe';
+import { inRotatedOrder } from './rounds';
 import { formatPercent, formatRate, formatRatio, median, timed } from './stats';
 
 const TABLE = 'bench_batch';
@@ -31,18 +32,17 @@ export const benchBatch: Benchmark = async ({ dist, credentials, pool, quick, lo
 		check(value[0].length + value[1].length === ids.length, `${label}: items lost`);
 		return { label, roundTrips, statements };
 	};
+	const allNew = await roundTripsOf('10,000 new keys', freshIds(BATCH), BATCH);
 	const seen = freshIds(BATCH / 2);
+	await claimer.run(claimer.prepare(seen));
 	const trips = [
-		await roundTripsOf('10,000 new keys', freshIds(BATCH), BATCH),
+		allNew,
 		await roundTripsOf(
 			'5,000 new + 5,000 seen before',
-			await (async () => {
-				await claimer.run(claimer.prepare(seen));
-				return [...freshIds(BATCH / 2), ...seen];
-			})(),
+			[...freshIds(BATCH / 2), ...seen],
 			BATCH / 2,
 		),
-		await roundTripsOf('10,000 seen before', [...seen, ...seen.map((id) => id)].slice(0, BATCH), 0),
+		await roundTripsOf('10,000 seen before', [...seen, ...seen], 0),
 	];
 
 	// keys/s: node batch vs raw unnest batch, alternating; fresh keys every time.
@@ -79,12 +79,9 @@ export const benchBatch: Benchmark = async ({ dist, credentials, pool, quick, lo
 			const { ms } = await timed(() => claimer.run(jsonOnlyContext));
 			return BATCH / (ms / 1000);
 		};
-		const [first, second] = round % 2 === 0 ? [runNode, runRaw] : [runRaw, runNode];
-		const a = await first();
-		const b = await second();
+		const [nodeRate, rawRate] = await inRotatedOrder(round, [runNode, runRaw], (run) => run());
 		const jsonOnly = await runJsonOnly();
 		if (round === 0) continue; // warm-up
-		const [nodeRate, rawRate] = round % 2 === 0 ? [a, b] : [b, a];
 		nodeRates.push(nodeRate);
 		rawRates.push(rawRate);
 		jsonOnlyRates.push(jsonOnly);

@@ -35,3 +35,9 @@ export interface BenchResult {
 }
 
 export type Benchmark = (context: BenchContext) => Promise<Omit<BenchResult, 'title'>>;
+
+/** A benchmark that runs in the shared n8n (run.ts calls it only with `n8n` set). */
+export const inN8n =
+	(bench: (context: BenchContext & { n8n: BenchN8n }) => ReturnType<Benchmark>): Benchmark =>
+	(context) =>
+		bench({ ...context, n8n: context.n8n! });

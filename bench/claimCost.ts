@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 
 import type { Benchmark } from './benchmark';
 import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
+import { rotatedRounds } from './rounds';
 import { elapsedMs, formatMs, formatRatio, median } from './stats';
 
 const TABLE = 'bench_claim_cost';
@@ -107,16 +108,17 @@ export const benchClaimCost: Benchmark = async ({ dist, credentials, pool, quick
 		async () =>
 			(await claim(keys)).rowCount ?? 0;
 
+	const noRowsForRepeats = (n: number, repeat: boolean) => (repeat ? 0 : n);
 	const bareStep: Step = {
 		label: 'bare `INSERT (key) … DO NOTHING RETURNING key`, unnamed',
 		adds: 'the baseline of section 1',
-		expectRows: (n, repeat) => (repeat ? 0 : n),
+		expectRows: noRowsForRepeats,
 		prepare: eachKey((key) => pool.query(bareSql, [key])),
 	};
 	const preparedStep: Step = {
 		label: 'the same, prepared once per connection',
 		adds: 'no parse and plan per claim (the node prepares its statement too)',
-		expectRows: (n, repeat) => (repeat ? 0 : n),
+		expectRows: noRowsForRepeats,
 		prepare: eachKey((key) => bare([key])),
 	};
 	const scenarios: Scenario[] = [
@@ -219,42 +221,32 @@ export const benchClaimCost: Benchmark = async ({ dist, credentials, pool, quick
 			if (scenario.repeat) await pool.query(batchBareSql, [keys]);
 			return keys;
 		};
-		const msPerKey: number[][] = scenario.steps.map(() => []);
 		const totalRounds = (scenario.perCall === 1 ? rounds : batchRounds) + 1;
-		for (let round = 0; round < totalRounds; round++) {
-			// Rotate the order so drift on a shared machine falls on every step alike; round 0 warms up.
-			const order = scenario.steps.map((_, index) => (index + round) % scenario.steps.length);
-			for (const index of order) {
-				const keys = await freshKeys();
-				const step = scenario.steps[index];
-				const claim = step.prepare(keys);
-				const started = process.hrtime.bigint();
-				const rows = await claim();
-				const ms = elapsedMs(started);
-				const expected = step.expectRows?.(keys.length, scenario.repeat) ?? keys.length;
-				check(
-					rows === expected,
-					`${scenario.name}, ${step.label}: ${rows} rows answered, expected ${expected}`,
-				);
-				if (round > 0) msPerKey[index].push(ms / keys.length);
-			}
-		}
+		const perRound = await rotatedRounds(totalRounds, scenario.steps, async (step) => {
+			const keys = await freshKeys();
+			const claim = step.prepare(keys);
+			const started = process.hrtime.bigint();
+			const rows = await claim();
+			const ms = elapsedMs(started);
+			const expected = step.expectRows?.(keys.length, scenario.repeat) ?? keys.length;
+			check(
+				rows === expected,
+				`${scenario.name}, ${step.label}: ${rows} rows answered, expected ${expected}`,
+			);
+			return ms / keys.length;
+		});
+		const msPerKey = perRound.slice(1); // round 0 warms up
 		const ratioTo = (index: number, base: number) =>
-			median(msPerKey[index].map((ms, round) => ms / msPerKey[base][round]));
-		results.set(
-			scenario.name,
-			scenario.steps.map((step, index) => ({
-				step,
-				msPerKey: median(msPerKey[index]),
-				vsBare: ratioTo(index, 0),
-				vsPrevious: index === 0 ? 1 : ratioTo(index, step.builtOn ?? index - 1),
-			})),
-		);
+			median(msPerKey.map((round) => round[index] / round[base]));
+		const stepResults = scenario.steps.map((step, index) => ({
+			step,
+			msPerKey: median(msPerKey.map((round) => round[index])),
+			vsBare: ratioTo(index, 0),
+			vsPrevious: index === 0 ? 1 : ratioTo(index, step.builtOn ?? index - 1),
+		}));
+		results.set(scenario.name, stepResults);
 		log(
-			`claim cost ${scenario.name}: ${results
-				.get(scenario.name)!
-				.map((r) => formatRatio(r.vsBare))
-				.join(' → ')}`,
+			`claim cost ${scenario.name}: ${stepResults.map((r) => formatRatio(r.vsBare)).join(' → ')}`,
 		);
 	}
 

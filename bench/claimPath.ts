@@ -4,6 +4,7 @@
 import type { Benchmark } from './benchmark';
 import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
 import { probeQueries, type ProbeReading } from './queryProbe';
+import { rotatedRounds } from './rounds';
 import { elapsedMs, formatMs, formatRatio, mean, median, summarize, type Summary } from './stats';
 
 const TABLE = 'bench_claim_path';
@@ -68,25 +69,16 @@ export const benchClaimPath: Benchmark = async ({ dist, credentials, pool, quick
 			// Warm-up: JIT, pool connections, plan caches.
 			await runNodeBlock(await idsFor(), expectNew);
 			await runRawBlock(await idsFor(), expectNew);
-			const node: number[] = [];
-			const raw: number[] = [];
-			const pairRatios: number[] = [];
-			for (let round = 0; round < rounds; round++) {
-				// Alternate which side goes first so drift on the shared machine hits both alike.
-				const order = round % 2 === 0 ? (['node', 'raw'] as const) : (['raw', 'node'] as const);
-				const blockMeans = { node: 0, raw: 0 };
-				for (const side of order) {
-					const ids = await idsFor();
-					const latencies =
-						side === 'node'
-							? await runNodeBlock(ids, expectNew, nodeWaits[path])
-							: await runRawBlock(ids, expectNew);
-					(side === 'node' ? node : raw).push(...latencies);
-					blockMeans[side] = mean(latencies);
-				}
-				pairRatios.push(blockMeans.node / blockMeans.raw);
-			}
-			results[path] = { node: summarize(node), raw: summarize(raw), ratio: median(pairRatios) };
+			const perRound = await rotatedRounds(rounds, ['node', 'raw'] as const, async (side) =>
+				side === 'node'
+					? runNodeBlock(await idsFor(), expectNew, nodeWaits[path])
+					: runRawBlock(await idsFor(), expectNew),
+			);
+			results[path] = {
+				node: summarize(perRound.flatMap(([node]) => node)),
+				raw: summarize(perRound.flatMap(([, raw]) => raw)),
+				ratio: median(perRound.map(([node, raw]) => mean(node) / mean(raw))),
+			};
 			log(
 				`claim path ${path}: node p50 ${formatMs(results[path].node.p50)} ms, raw p50 ${formatMs(results[path].raw.p50)} ms, ratio ${formatRatio(results[path].ratio)}`,
 			);
@@ -122,7 +114,6 @@ export const benchClaimPath: Benchmark = async ({ dist, credentials, pool, quick
 		),
 	];
 	return {
-		title: '1. Claim path: node vs raw pg',
 		rows,
 		details: [
 			`Sequential, one client, ${rounds} alternating rounds of ${block} claims per side and path; ratio = median over rounds of`,

@@ -2,10 +2,9 @@
 // purge deletes the older half (one day per execution, batches of 10,000) while one client keeps claiming:
 // purge time, table and index size per million keys, claim p99 during purge vs idle.
 import type { IDataObject } from 'n8n-workflow';
-import type { Pool } from 'pg';
 
-import type { TableRef } from '../nodes/Idempotency/store/tableRef';
 import type { Benchmark } from './benchmark';
+import { loadKeyTable, tableSizes, type TableSizes } from './keyTable';
 import { freshIds, nodeClaimer, purgeRunner } from './nodeClaims';
 import { elapsedMs, formatMiB, formatMs, formatRatio, summarize, timed } from './stats';
 
@@ -18,31 +17,17 @@ const PURGE_BATCH = Number(process.env.BENCH_PURGE_BATCH) || 10_000;
 
 export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const total = quick ? 200_000 : 5_000_000;
-	const ref = dist.tableRef('public', TABLE);
-
-	// The node's own DDL; the two indexes are built after the bulk load (much faster than row by row).
-	await pool.query(`DROP TABLE IF EXISTS ${ref.qualified}`);
-	const ddl = dist.tableSchema.createTableSql(ref);
-	for (const statement of ddl) await pool.query(statement);
-	await pool.query(`ALTER TABLE ${ref.qualified} DROP CONSTRAINT ${TABLE}_pkey`);
-	await pool.query(`DROP INDEX ${ref.firstSeenIndex}`);
 	log(`cleanup: loading ${total.toLocaleString('en')} keys over ${DAYS} days…`);
-	const { ms: loadMs } = await timed(async () => {
-		// Rows look like the node's claim-once rows: Stripe-like key, first_seen = last_seen, a claim token.
-		await pool.query(
-			`INSERT INTO ${ref.qualified} (key, first_seen, last_seen, deliveries, status, claim_token)
-			 SELECT 'evt:evt_' || substr(md5(i::text), 1, 24), ts, ts, 1, 'completed', md5(i::text || 'token')::uuid::text
-			 FROM generate_series(1, $1::int) AS i,
-			      LATERAL (SELECT now() - make_interval(secs => (${DAYS} * 86400.0) * (1 - i::float8 / $1::int)) AS ts) AS t`,
-			[total],
-		);
-		await pool.query(`ALTER TABLE ${ref.qualified} ADD CONSTRAINT ${TABLE}_pkey PRIMARY KEY (key)`);
-		await pool.query(ddl[ddl.length - 1]); // CREATE INDEX … (first_seen)
-		await pool.query(`VACUUM ANALYZE ${ref.qualified}`);
-		// Flush the load's dirty pages now, so neither the idle nor the purge window inherits that checkpoint.
-		await pool.query('CHECKPOINT').catch(() => undefined);
-	});
-	const sizes = await sizesOf(pool, ref);
+	// Rows look like the node's claim-once rows: Stripe-like key, first_seen = last_seen, a claim token.
+	const { ms: loadMs, value: ref } = await timed(() =>
+		loadKeyTable(dist, pool, TABLE, {
+			count: total,
+			days: DAYS,
+			keySql: "'evt:evt_' || substr(md5(i::text), 1, 24)",
+			claimTokens: true,
+		}),
+	);
+	const sizes = await tableSizes(pool, ref);
 	const perMillion = (bytes: number) => bytes / (total / 1e6);
 	log(
 		`cleanup: loaded in ${(loadMs / 1000).toFixed(0)} s; total ${formatMiB(sizes.total)} (${formatMiB(perMillion(sizes.total))} per million keys)`,
@@ -114,11 +99,11 @@ export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, 
 		Math.abs(deleted - total / 2) <= total * 0.01,
 		`purge deleted ${deleted} keys, expected about half of ${total}`,
 	);
-	const after = await sizesOf(pool, ref);
+	const after = await tableSizes(pool, ref);
 	await pool.query(`DROP TABLE ${ref.qualified}`);
 
 	const p99Ratio = during.p99 / idle.p99;
-	const sizeRow = (label: string, s: Sizes, keys: number) =>
+	const sizeRow = (label: string, s: TableSizes, keys: number) =>
 		`| ${label} | ${formatMiB(s.heap)} | ${formatMiB(s.pkey)} | ${formatMiB(s.firstSeen)} | ${formatMiB(s.total)} | ${formatMiB(s.total / (keys / 1e6))} |`;
 	return {
 		rows: [
@@ -169,31 +154,3 @@ export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, 
 		].join('\n'),
 	};
 };
-
-interface Sizes {
-	heap: number;
-	pkey: number;
-	firstSeen: number;
-	total: number;
-}
-
-async function sizesOf(pool: Pool, ref: TableRef): Promise<Sizes> {
-	const { rows } = await pool.query<{
-		heap: number;
-		pkey: number;
-		first_seen: number;
-		total: number;
-	}>(
-		`SELECT pg_table_size($1::regclass)::float8 AS heap,
-		        pg_relation_size($2::regclass)::float8 AS pkey,
-		        pg_relation_size($3::regclass)::float8 AS first_seen,
-		        pg_total_relation_size($1::regclass)::float8 AS total`,
-		[ref.qualified, `public.${ref.table}_pkey`, `public.${ref.firstSeenIndex}`],
-	);
-	return {
-		heap: rows[0].heap,
-		pkey: rows[0].pkey,
-		firstSeen: rows[0].first_seen,
-		total: rows[0].total,
-	};
-}

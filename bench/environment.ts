@@ -34,15 +34,11 @@ function packageVersion(relative: string): string {
 }
 
 function gitCommit(): string {
+	const git = (...args: string[]) =>
+		execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
 	try {
-		const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-			cwd: REPO_ROOT,
-			encoding: 'utf8',
-		}).trim();
-		const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
-			cwd: REPO_ROOT,
-			encoding: 'utf8',
-		}).trim();
+		const commit = git('rev-parse', '--short', 'HEAD');
+		const dirty = git('status', '--porcelain', '--untracked-files=no');
 		return dirty ? `${commit} + uncommitted changes` : commit;
 	} catch {
 		return 'unknown (not a git checkout)';

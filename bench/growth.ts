@@ -6,6 +6,7 @@
 import type { Pool } from 'pg';
 
 import type { Benchmark, BenchRow } from './benchmark';
+import { loadKeyTable, tableSizes } from './keyTable';
 import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
 import { formatMiB, formatRatio, timed } from './stats';
 
@@ -55,8 +56,15 @@ export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, l
 	const perMillion: number[] = [];
 	for (const [index, size] of sizes.entries()) {
 		log(`growth: loading ${size.toLocaleString('en')} keys…`);
-		const { ms } = await timed(() => load(dist, pool, tables[index], size));
-		perMillion.push(size === 0 ? NaN : (await totalBytes(pool, tables[index])) / (size / 1e6));
+		// Rows like completed claims, keys in loadedId's form.
+		const { ms, value: ref } = await timed(() =>
+			loadKeyTable(dist, pool, tables[index], {
+				count: size,
+				days: 30,
+				keySql: `'${keyOf('evt_')}' || lpad(to_hex(i), 24, '0')`,
+			}),
+		);
+		perMillion.push(size === 0 ? NaN : (await tableSizes(pool, ref)).total / (size / 1e6));
 		log(`growth: ${size.toLocaleString('en')} keys loaded in ${(ms / 1000).toFixed(0)} s`);
 	}
 
@@ -96,14 +104,13 @@ export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, l
 				);
 				const contexts = ids.map((batch) => claimer.prepare(batch));
 				let wrong = 0;
-				const walBefore = await walPosition(pool);
-				const { ms } = await timed(async () => {
+				const { ms, wal } = await timedWithWal(pool, async () => {
 					for (const context of contexts) {
 						const [created, duplicates] = await claimer.run(context);
 						if (shape.keys === 'new' ? duplicates.length > 0 : created.length > 0) wrong++;
 					}
 				});
-				walBytes[shapeIndex][sizeIndex] += await walSince(pool, walBefore);
+				walBytes[shapeIndex][sizeIndex] += wal;
 				check(
 					wrong === 0,
 					`growth: ${shape.label} on ${tables[sizeIndex]} routed ${wrong} executions wrongly`,
@@ -136,6 +143,11 @@ export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, l
 		target: 'reported',
 	});
 	for (const table of tables) await pool.query(`DROP TABLE IF EXISTS ${table}`);
+	const shapeRows = (unit: string, perShapeAndSize: (shape: number, size: number) => number) =>
+		SHAPES.map(
+			(shape, shapeIndex) =>
+				`| ${shape.label} (${unit}) | ${sizes.map((_, sizeIndex) => Math.round(perShapeAndSize(shapeIndex, sizeIndex)).toLocaleString('en')).join(' | ')} |`,
+		);
 	return {
 		rows,
 		details: [
@@ -145,65 +157,25 @@ export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, l
 			'',
 			`| shape | ${sizes.map((size) => `${sizeLabel(size)} keys`).join(' | ')} |`,
 			`|---|${sizes.map(() => '---:').join('|')}|`,
-			...SHAPES.map(
-				(shape, shapeIndex) =>
-					`| ${shape.label} (keys/s) | ${sizes.map((_, sizeIndex) => Math.round(rate(shapeIndex, sizeIndex)).toLocaleString('en')).join(' | ')} |`,
-			),
-			...SHAPES.map(
-				(shape, shapeIndex) =>
-					`| ${shape.label} (WAL bytes per key) | ${sizes.map((_, sizeIndex) => Math.round(walBytes[shapeIndex][sizeIndex] / keys[shapeIndex][sizeIndex]).toLocaleString('en')).join(' | ')} |`,
-			),
+			...shapeRows('keys/s', rate),
+			...shapeRows('WAL bytes per key', (shape, size) => walBytes[shape][size] / keys[shape][size]),
 			`| table + indexes per million keys | ${perMillion.map((bytes) => (Number.isNaN(bytes) ? '–' : formatMiB(bytes))).join(' | ')} |`,
 		].join('\n'),
 	};
 };
 
-/** The node's own DDL, rows like completed claims (keys in loadedId's form), indexes built after the load. */
-async function load(
-	dist: Parameters<Benchmark>[0]['dist'],
+/** Runs `run`, timed, and counts the bytes of write-ahead log the server wrote meanwhile. */
+async function timedWithWal(
 	pool: Pool,
-	table: string,
-	size: number,
-): Promise<void> {
-	const ref = dist.tableRef('public', table);
-	await pool.query(`DROP TABLE IF EXISTS ${ref.qualified}`);
-	const ddl = dist.tableSchema.createTableSql(ref);
-	for (const statement of ddl) await pool.query(statement);
-	if (size === 0) return;
-	await pool.query(`ALTER TABLE ${ref.qualified} DROP CONSTRAINT ${table}_pkey`);
-	await pool.query(`DROP INDEX ${ref.firstSeenIndex}`);
-	await pool.query(
-		`INSERT INTO ${ref.qualified} (key, first_seen, last_seen, deliveries, status)
-		 SELECT $2 || lpad(to_hex(i), 24, '0'), ts, ts, 1, 'completed'
-		 FROM generate_series(1, $1::int) AS i,
-		      LATERAL (SELECT now() - make_interval(secs => 30 * 86400.0 * (1 - i::float8 / $1::int)) AS ts) AS t`,
-		[size, keyOf('evt_')],
-	);
-	await pool.query(`ALTER TABLE ${ref.qualified} ADD CONSTRAINT ${table}_pkey PRIMARY KEY (key)`);
-	await pool.query(ddl[ddl.length - 1]);
-	await pool.query(`VACUUM ANALYZE ${ref.qualified}`);
-	await pool.query('CHECKPOINT').catch(() => undefined);
-}
-
-async function walPosition(pool: Pool): Promise<string> {
-	const { rows } = await pool.query<{ lsn: string }>(
+	run: () => Promise<void>,
+): Promise<{ ms: number; wal: number }> {
+	const before = await pool.query<{ lsn: string }>(
 		'SELECT pg_current_wal_insert_lsn()::text AS lsn',
 	);
-	return rows[0].lsn;
-}
-
-async function walSince(pool: Pool, lsn: string): Promise<number> {
+	const { ms } = await timed(run);
 	const { rows } = await pool.query<{ bytes: number }>(
 		'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::float8 AS bytes',
-		[lsn],
+		[before.rows[0].lsn],
 	);
-	return rows[0].bytes;
-}
-
-async function totalBytes(pool: Pool, table: string): Promise<number> {
-	const { rows } = await pool.query<{ bytes: number }>(
-		'SELECT pg_total_relation_size($1::regclass)::float8 AS bytes',
-		[`public.${table}`],
-	);
-	return rows[0].bytes;
+	return { ms, wal: rows[0].bytes };
 }

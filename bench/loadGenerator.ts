@@ -55,6 +55,15 @@ export async function runGroups(
 	return result(latencies, answers, elapsedMs(started));
 }
 
+/** Several runs as one: every latency and answer, their wall times added up. */
+export function combinedLoad(runs: LoadResult[]): LoadResult {
+	return result(
+		runs.flatMap((run) => run.latencies),
+		runs.flatMap((run) => run.answers),
+		runs.reduce((ms, run) => ms + run.wallMs, 0),
+	);
+}
+
 function result(latencies: number[], answers: Delivery[], wallMs: number): LoadResult {
 	const statuses: Record<number, number> = {};
 	for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;

@@ -19,12 +19,10 @@ export const benchMemory: Benchmark = async ({ url, quick, log, check }) => {
 		['--expose-gc', '--import', 'tsx', DRIVER, url, String(total), String(warmup)],
 		{ maxBuffer: 1024 * 1024, timeout: 10 * 60_000 },
 	);
-	const lines = stdout.trim().split('\n');
-	const { samples, poolCounts, wrong, seconds } = JSON.parse(
-		lines[lines.length - 1],
-	) as MemoryReport;
+	const report = stdout.trim().split('\n').pop()!;
+	const { samples, poolCounts, wrong, seconds } = JSON.parse(report) as MemoryReport;
 	check(wrong === 0, `memory: ${wrong} executions did not route all fresh keys to New`);
-	check(
+	const onePool = check(
 		poolCounts.length === 1 && poolCounts[0] === 1,
 		`memory: openPoolCount took the values ${poolCounts.join(', ')}, expected only 1`,
 	);
@@ -47,7 +45,7 @@ export const benchMemory: Benchmark = async ({ url, quick, log, check }) => {
 				measure: 'openPoolCount() during and after all claims',
 				value: poolCounts.join(', '),
 				target: '1 (asserted)',
-				met: poolCounts.length === 1 && poolCounts[0] === 1,
+				met: onePool,
 			},
 		],
 		details: [

@@ -5,8 +5,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Pool } from 'pg';
-
 import { templateCredentials } from '../test/support/n8n/credentials';
 import { N8nExecutions } from '../test/support/n8n/executions';
 import { N8nInstance } from '../test/support/n8n/instance';
@@ -16,8 +14,8 @@ import {
 	loadShippedWorkflow,
 	tablesSql,
 	webhookPathOf,
-	type WorkflowJson,
 } from '../test/support/workflows';
+import type { BenchContext } from './benchmark';
 import {
 	batchClaimWorkflow,
 	claimWithBusinessStepWorkflow,
@@ -58,12 +56,7 @@ export async function startN8nForBench({
 	url,
 	quick,
 	log,
-}: {
-	pool: Pool;
-	url: string;
-	quick: boolean;
-	log(message: string): void;
-}): Promise<BenchN8n | { skipped: string }> {
+}: BenchContext): Promise<BenchN8n | { skipped: string }> {
 	const paths = runtimePaths();
 	const installed = [paths.nodeDir, paths.n8nDir].every((dir) =>
 		existsSync(join(dir, '.complete')),
@@ -81,7 +74,7 @@ export async function startN8nForBench({
 
 	// BENCH_N8N_DATABASE=sqlite keeps n8n's own data in SQLite in its user folder instead (n8n's default).
 	const n8nOnSqlite = process.env.BENCH_N8N_DATABASE === 'sqlite';
-	const workflows: Record<BenchWorkflow, WorkflowJson> = benchWorkflows();
+	const workflows = benchWorkflows();
 	const all = Object.values(workflows);
 	const instance = await N8nInstance.create({
 		packageDir: REPO_ROOT,
@@ -99,11 +92,8 @@ export async function startN8nForBench({
 		throw error;
 	}
 
-	const n8nVersion = (
-		JSON.parse(readFileSync(join(paths.n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as {
-			version: string;
-		}
-	).version;
+	const n8nPackage = join(paths.n8nDir, 'node_modules', 'n8n', 'package.json');
+	const n8nVersion: string = JSON.parse(readFileSync(n8nPackage, 'utf8')).version;
 	const nodeVersion = execFileSync(paths.nodeBin, ['--version'], { encoding: 'utf8' }).trim();
 	const executions = n8nOnSqlite ? null : new N8nExecutions(pool, N8N_SCHEMA);
 	let stopped = false;

@@ -1,6 +1,6 @@
 // Memory in n8n: RSS of the n8n server process while it claims 100,000 keys, 100 per execution (Webhook
 // with 100 events → Split Out → Idempotency Claim → Respond). Sampled after a warm-up and at the end.
-import type { Benchmark } from './benchmark';
+import { inN8n } from './benchmark';
 import { runLoad } from './loadGenerator';
 import { rssOf } from './n8nInstance';
 import { freshIds } from './nodeClaims';
@@ -9,8 +9,7 @@ import { formatMiB } from './stats';
 const PER_EXECUTION = 100;
 const CONCURRENCY = 4;
 
-export const benchN8nMemory: Benchmark = async ({ n8n: started, quick, log, check }) => {
-	const n8n = started!;
+export const benchN8nMemory = inN8n(async ({ n8n, quick, log, check }) => {
 	const pid = n8n.pid;
 	if (!pid) return { skipped: 'could not find the n8n server process to read its RSS' };
 	const totalClaims = quick ? 5_000 : 100_000;
@@ -43,7 +42,6 @@ export const benchN8nMemory: Benchmark = async ({ n8n: started, quick, log, chec
 	await claimMany(warmupClaims);
 	await sample(warmupClaims);
 	let done = warmupClaims;
-	let claimsPerSecond = 0;
 	let ms = 0;
 	for (let step = 1; step <= steps; step++) {
 		const count = (totalClaims - warmupClaims) / steps;
@@ -55,7 +53,7 @@ export const benchN8nMemory: Benchmark = async ({ n8n: started, quick, log, chec
 			`n8n memory: ${done.toLocaleString('en')} claims, RSS ${formatMiB(samples[samples.length - 1].rss)}`,
 		);
 	}
-	claimsPerSecond = (totalClaims - warmupClaims) / (ms / 1000);
+	const claimsPerSecond = (totalClaims - warmupClaims) / (ms / 1000);
 	const afterWarmup = samples[1].rss;
 	const end = samples[samples.length - 1].rss;
 	const growth = (end - afterWarmup) / afterWarmup;
@@ -79,4 +77,4 @@ export const benchN8nMemory: Benchmark = async ({ n8n: started, quick, log, chec
 			...samples.map((s) => `| ${s.claims.toLocaleString('en')} | ${formatMiB(s.rss)} |`),
 		].join('\n'),
 	};
-};
+});

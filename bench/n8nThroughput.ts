@@ -3,10 +3,11 @@
 // with Webhook Signature in front, the node template (lease), its claim-once variant and the
 // built-in-nodes template (workflows/). req/s and p50/p95 per workflow; the ratios are medians of
 // per-round ratios, so load from elsewhere on a shared machine hits all six alike.
-import type { Benchmark } from './benchmark';
-import { runLoad } from './loadGenerator';
+import { inN8n } from './benchmark';
+import { combinedLoad, runLoad, type LoadResult } from './loadGenerator';
 import type { BenchN8n, BenchWorkflow } from './n8nInstance';
 import { eventBody, freshIds } from './nodeClaims';
+import { inRotatedOrder } from './rounds';
 import { formatMs, formatPercent, formatRate, formatRatio, median, summarize } from './stats';
 
 type Side =
@@ -38,17 +39,13 @@ const SIDES: Array<{ key: Side & BenchWorkflow; label: string; expect: string }>
 	},
 ];
 
-export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick, log, check }) => {
-	const n8n = started!;
+export const benchN8nThroughput = inN8n(async ({ n8n, pool, quick, log, check }) => {
 	const rounds = quick ? 3 : 12;
 	const perBlock = quick ? 24 : 100;
 	const warmup = quick ? 16 : 50;
-	const stats = Object.fromEntries(
-		SIDES.map((side) => [
-			side.key,
-			{ latencies: [] as number[], ms: 0, count: 0, ids: [] as string[] },
-		]),
-	) as Record<Side, { latencies: number[]; ms: number; count: number; ids: string[] }>;
+	// Every id sent (warm-up too) and the measured blocks, per workflow.
+	const sent = Object.fromEntries(SIDES.map((side) => [side.key, [] as string[]]));
+	const loads = Object.fromEntries(SIDES.map((side) => [side.key, [] as LoadResult[]]));
 	const roundRates: Array<Record<Side, number>> = [];
 
 	const block = async (side: (typeof SIDES)[number], count: number) => {
@@ -62,22 +59,19 @@ export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick,
 			wrong.length === 0,
 			`n8n ${side.key}: ${wrong.length} answers were not 200 "${side.expect}" (first: ${wrong[0]?.status} ${JSON.stringify(wrong[0]?.body ?? null).slice(0, 120)})`,
 		);
-		stats[side.key].ids.push(...ids);
+		sent[side.key].push(...ids);
 		return result;
 	};
 
 	for (const side of SIDES) await block(side, warmup);
 	for (let round = 0; round < rounds; round++) {
 		// Rotate the order so each workflow runs early and late in a round.
+		const results = await inRotatedOrder(round, SIDES, (side) => block(side, perBlock));
 		const rates = {} as Record<Side, number>;
-		for (const side of SIDES.map((_, i) => SIDES[(i + round) % SIDES.length])) {
-			const result = await block(side, perBlock);
-			const s = stats[side.key];
-			s.latencies.push(...result.latencies);
-			s.ms += result.wallMs;
-			s.count += perBlock;
-			rates[side.key] = result.perSecond;
-		}
+		SIDES.forEach((side, i) => {
+			loads[side.key].push(results[i]);
+			rates[side.key] = results[i].perSecond;
+		});
 		roundRates.push(rates);
 		if ((round + 1) % Math.max(1, Math.floor(rounds / 4)) === 0 || round === rounds - 1) {
 			log(
@@ -90,23 +84,20 @@ export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick,
 	for (const key of ['nodeTemplate', 'claimOnceTemplate', 'builtinTemplate'] as const) {
 		const { rows } = await pool.query(
 			'SELECT count(*)::int AS rows, count(DISTINCT event_key)::int AS keys FROM business_log WHERE event_key = ANY($1::text[])',
-			[stats[key].ids.map((id) => `evt:${id}`)],
+			[sent[key].map((id) => `evt:${id}`)],
 		);
 		check(
-			rows[0].rows === stats[key].ids.length && rows[0].keys === stats[key].ids.length,
-			`n8n ${key}: business_log has ${rows[0].rows} rows for ${stats[key].ids.length} events`,
+			rows[0].rows === sent[key].length && rows[0].keys === sent[key].length,
+			`n8n ${key}: business_log has ${rows[0].rows} rows for ${sent[key].length} events`,
 		);
 	}
 
-	const rate = (key: Side) => stats[key].count / (stats[key].ms / 1000);
 	const claimCost = median(roundRates.map((r) => 1 - r.claim / r.floor));
 	const signatureCost = median(roundRates.map((r) => 1 - r.signedClaim / r.claim));
 	const signedClaimRatio = median(roundRates.map((r) => r.signedClaim / r.floor));
 	const templateRatio = median(roundRates.map((r) => r.nodeTemplate / r.builtinTemplate));
 	const claimOnceRatio = median(roundRates.map((r) => r.claimOnceTemplate / r.builtinTemplate));
-	const summaries = Object.fromEntries(
-		SIDES.map((side) => [side.key, summarize(stats[side.key].latencies)]),
-	);
+	const totals = Object.fromEntries(SIDES.map((side) => [side.key, combinedLoad(loads[side.key])]));
 	const timings = await nodeTimingsTable(n8n, perBlock);
 	return {
 		rows: [
@@ -150,13 +141,13 @@ export const benchN8nThroughput: Benchmark = async ({ n8n: started, pool, quick,
 			'| workflow | requests | req/s | p50 ms | p95 ms | p99 ms |',
 			'|---|---:|---:|---:|---:|---:|',
 			...SIDES.map((side) => {
-				const s = summaries[side.key];
-				return `| ${side.label} | ${s.n} | ${formatRate(rate(side.key))} | ${formatMs(s.p50)} | ${formatMs(s.p95)} | ${formatMs(s.p99)} |`;
+				const s = summarize(totals[side.key].latencies);
+				return `| ${side.label} | ${s.n} | ${formatRate(totals[side.key].perSecond)} | ${formatMs(s.p50)} | ${formatMs(s.p95)} | ${formatMs(s.p99)} |`;
 			}),
 			...timings,
 		].join('\n'),
 	};
-};
+});
 
 /** n8n's own per-node timings of the last executions of each workflow (from its execution records). */
 async function nodeTimingsTable(n8n: BenchN8n, limit: number): Promise<string[]> {

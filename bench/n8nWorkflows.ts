@@ -12,12 +12,9 @@ import { newWorkflowId, type WorkflowJson, type WorkflowNode } from '../test/sup
 const CLAIM_TABLE = 'bench_n8n_claims';
 const BUSINESS_TABLE = 'business_log';
 
-const idempotencyCredentials = {
-	idempotencyPostgresApi: { id: IDEMPOTENCY_CREDENTIAL.id, name: IDEMPOTENCY_CREDENTIAL.name },
-};
-const postgresCredentials = {
-	postgres: { id: POSTGRES_CREDENTIAL.id, name: POSTGRES_CREDENTIAL.name },
-};
+const byName = ({ id, name }: { id: string; name: string }) => ({ id, name });
+const idempotencyCredentials = { idempotencyPostgresApi: byName(IDEMPOTENCY_CREDENTIAL) };
+const postgresCredentials = { postgres: byName(POSTGRES_CREDENTIAL) };
 
 function node(
 	name: string,
@@ -71,21 +68,18 @@ function businessInsert(keyExpression: string, eventType: string): WorkflowNode 
 	);
 }
 
-/** nodes in order; links: [from, to, fromOutput = 0] */
+/** nodes in order; outputs: each node's outputs in order, each connected to the named node. */
 function workflow(
 	name: string,
 	nodes: WorkflowNode[],
-	links: Array<[string, string, number?]>,
+	outputs: Record<string, string[]>,
 ): WorkflowJson {
-	const connections: Record<
-		string,
-		{ main: Array<Array<{ node: string; type: string; index: number }>> }
-	> = {};
-	for (const [from, to, output = 0] of links) {
-		const outputs = (connections[from] ??= { main: [] }).main;
-		while (outputs.length <= output) outputs.push([]);
-		outputs[output].push({ node: to, type: 'main', index: 0 });
-	}
+	const connections = Object.fromEntries(
+		Object.entries(outputs).map(([from, targets]) => [
+			from,
+			{ main: targets.map((to) => [{ node: to, type: 'main', index: 0 }]) },
+		]),
+	);
 	nodes.forEach((n, index) => (n.position = [index * 220, 300]));
 	return {
 		id: newWorkflowId(),
@@ -99,11 +93,9 @@ function workflow(
 
 /** Webhook → Respond: what n8n itself costs per request. */
 export function floorWorkflow(path = 'bench-floor'): WorkflowJson {
-	return workflow(
-		'bench: floor',
-		[webhook(path), respond('Respond', '{"status":"ok"}')],
-		[['Webhook', 'Respond']],
-	);
+	return workflow('bench: floor', [webhook(path), respond('Respond', '{"status":"ok"}')], {
+		Webhook: ['Respond'],
+	});
 }
 
 /**
@@ -129,24 +121,18 @@ export function signedClaimWorkflow(path = 'bench-signed-claim'): WorkflowJson {
 					signedContent: '{body}',
 					options: {},
 				},
-				{
-					credentials: {
-						webhookSigningSecretApi: { id: SIGNING_CREDENTIAL.id, name: SIGNING_CREDENTIAL.name },
-					},
-				},
+				{ credentials: { webhookSigningSecretApi: byName(SIGNING_CREDENTIAL) } },
 			),
 			claim({ options: { table: 'bench_n8n_signed_claims' } }),
 			respond('Respond New', '{"status":"new"}'),
 			respond('Respond Duplicate', '{"status":"duplicate"}'),
 			respond('Respond Invalid', '{"status":"invalid"}'),
 		],
-		[
-			['Webhook', 'Webhook Signature'],
-			['Webhook Signature', 'Idempotency Claim', 0],
-			['Webhook Signature', 'Respond Invalid', 1],
-			['Idempotency Claim', 'Respond New', 0],
-			['Idempotency Claim', 'Respond Duplicate', 1],
-		],
+		{
+			Webhook: ['Webhook Signature'],
+			'Webhook Signature': ['Idempotency Claim', 'Respond Invalid'],
+			'Idempotency Claim': ['Respond New', 'Respond Duplicate'],
+		},
 	);
 }
 
@@ -160,11 +146,10 @@ export function claimWorkflow(path = 'bench-claim'): WorkflowJson {
 			respond('Respond New', '{"status":"new"}'),
 			respond('Respond Duplicate', '{"status":"duplicate"}'),
 		],
-		[
-			['Webhook', 'Idempotency Claim'],
-			['Idempotency Claim', 'Respond New', 0],
-			['Idempotency Claim', 'Respond Duplicate', 1],
-		],
+		{
+			Webhook: ['Idempotency Claim'],
+			'Idempotency Claim': ['Respond New', 'Respond Duplicate'],
+		},
 	);
 }
 
@@ -179,12 +164,11 @@ export function claimWithBusinessStepWorkflow(path: string, eventType: string): 
 			respond('Respond Processed', '{"status":"processed"}'),
 			respond('Respond Duplicate', '{"status":"duplicate"}'),
 		],
-		[
-			['Webhook', 'Idempotency Claim'],
-			['Idempotency Claim', 'Business Step', 0],
-			['Idempotency Claim', 'Respond Duplicate', 1],
-			['Business Step', 'Respond Processed'],
-		],
+		{
+			Webhook: ['Idempotency Claim'],
+			'Idempotency Claim': ['Business Step', 'Respond Duplicate'],
+			'Business Step': ['Respond Processed'],
+		},
 	);
 }
 
@@ -203,11 +187,11 @@ export function removeDuplicatesWorkflow(path: string, eventType: string): Workf
 			businessInsert("'evt:' + $json.body.id", eventType),
 			respond('Respond Processed', '{"status":"processed"}'),
 		],
-		[
-			['Webhook', 'Remove Duplicates'],
-			['Remove Duplicates', 'Business Step'],
-			['Business Step', 'Respond Processed'],
-		],
+		{
+			Webhook: ['Remove Duplicates'],
+			'Remove Duplicates': ['Business Step'],
+			'Business Step': ['Respond Processed'],
+		},
 	);
 }
 
@@ -226,11 +210,10 @@ export function batchClaimWorkflow(path = 'bench-batch-claim'): WorkflowJson {
 			respond('Respond New', '={{ { status: "new", count: $input.all().length } }}'),
 			respond('Respond Duplicate', '={{ { status: "duplicate", count: $input.all().length } }}'),
 		],
-		[
-			['Webhook', 'Split Out'],
-			['Split Out', 'Idempotency Claim'],
-			['Idempotency Claim', 'Respond New', 0],
-			['Idempotency Claim', 'Respond Duplicate', 1],
-		],
+		{
+			Webhook: ['Split Out'],
+			'Split Out': ['Idempotency Claim'],
+			'Idempotency Claim': ['Respond New', 'Respond Duplicate'],
+		},
 	);
 }

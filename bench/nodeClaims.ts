@@ -16,20 +16,17 @@ export function nodeClaimer(
 ) {
 	const node = new dist.IdempotencyClaim();
 	const parameters = { keySource: 'auto', claimMode: 'once', options: { table, countRepeats } };
+	const contextOf = (items: INodeExecutionData[]) =>
+		executeContext(items, { parameters, credentials });
 	return {
 		/** Context for one execution over webhook items with these event ids (Raw Body on). */
-		prepare: (ids: string[]) =>
-			executeContext(
-				ids.map((id) => webhookItem(eventBody(id))),
-				{ parameters, credentials },
-			),
+		prepare: (ids: string[]) => contextOf(ids.map((id) => webhookItem(eventBody(id)))),
 		/** The same, for json-only items (Raw Body off): to see what reading binary costs. */
 		prepareJsonOnly: (ids: string[]) =>
-			executeContext(
+			contextOf(
 				ids.map((id) => ({
 					json: { headers: {}, params: {}, query: {}, body: JSON.parse(eventBody(id)) },
 				})),
-				{ parameters, credentials },
 			),
 		/** Runs a prepared execution; returns [newItems, duplicateItems]. */
 		run: (context: IExecuteFunctions): Promise<INodeExecutionData[][]> =>

@@ -5,6 +5,7 @@
 // named, planned-once statement. Both sides must claim every key exactly once.
 import type { Benchmark } from './benchmark';
 import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
+import { rotatedRounds } from './rounds';
 import { elapsedMs, formatRate, formatRatio, median } from './stats';
 import { TransactionPooler } from '../test/support/transactionPooler';
 
@@ -55,18 +56,12 @@ export const benchPooler: Benchmark = async ({
 		};
 		await runBlock('direct');
 		await runBlock('pooled');
-		const ratios: number[] = [];
-		const rates = { direct: [] as number[], pooled: [] as number[] };
-		for (let round = 0; round < rounds; round++) {
-			const order =
-				round % 2 === 0 ? (['direct', 'pooled'] as const) : (['pooled', 'direct'] as const);
-			const rate = { direct: 0, pooled: 0 };
-			for (const side of order) rates[side].push((rate[side] = await runBlock(side)));
-			ratios.push(rate.pooled / rate.direct);
-		}
-		const ratio = median(ratios);
+		const perRound = await rotatedRounds(rounds, ['direct', 'pooled'] as const, runBlock);
+		const ratio = median(perRound.map(([direct, pooled]) => pooled / direct));
+		const directRate = median(perRound.map(([direct]) => direct));
+		const pooledRate = median(perRound.map(([, pooled]) => pooled));
 		log(
-			`pooler: direct ${formatRate(median(rates.direct))} claims/s, through PgBouncer ${formatRate(median(rates.pooled))} claims/s`,
+			`pooler: direct ${formatRate(directRate)} claims/s, through PgBouncer ${formatRate(pooledRate)} claims/s`,
 		);
 		return {
 			rows: [
@@ -80,7 +75,7 @@ export const benchPooler: Benchmark = async ({
 			details: [
 				`${rounds} alternating rounds of ${block} one-item node executions per side, ${CONCURRENCY} at a time; PgBouncer with ${CONCURRENCY}`,
 				'server connections. Medians per round: direct',
-				`${formatRate(median(rates.direct))} claims/s, through the pooler ${formatRate(median(rates.pooled))} claims/s; every key claimed once on both sides.`,
+				`${formatRate(directRate)} claims/s, through the pooler ${formatRate(pooledRate)} claims/s; every key claimed once on both sides.`,
 			].join(' '),
 		};
 	} finally {

@@ -22,19 +22,17 @@ export function probeQueries(pg: Dist['pg']) {
 		probe.statements.push(typeof text === 'string' ? text : (text?.text ?? String(text)));
 		const started = process.hrtime.bigint();
 		const done = () => (probe.waitMs += elapsedMs(started));
+		const timedCallback =
+			(answered: Callback) =>
+			(...answer: unknown[]) => {
+				done();
+				answered(...answer);
+			};
 		// pg-pool passes a callback; direct callers get a promise.
-		if (typeof callback === 'function') {
-			return original.call(this, config, values, (...answer: unknown[]) => {
-				done();
-				(callback as Callback)(...answer);
-			});
-		}
-		if (typeof values === 'function') {
-			return original.call(this, config, (...answer: unknown[]) => {
-				done();
-				(values as Callback)(...answer);
-			});
-		}
+		if (typeof callback === 'function')
+			return original.call(this, config, values, timedCallback(callback as Callback));
+		if (typeof values === 'function')
+			return original.call(this, config, timedCallback(values as Callback));
 		const result = original.call(this, config, values) as Promise<unknown> | undefined;
 		if (result && typeof result.then === 'function') result.then(done, done);
 		return result;

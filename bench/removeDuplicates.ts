@@ -2,17 +2,14 @@
 // vs the Idempotency Claim node, both in front of the same business step (an insert into business_log).
 // Every event is delivered 8 times at the same moment, as a provider's retries can be. Counted: business
 // rows per event (anything above one is a duplicate that got through) and throughput.
-import type { Benchmark } from './benchmark';
-import { runGroups } from './loadGenerator';
+import { inN8n } from './benchmark';
+import { combinedLoad, runGroups, type LoadResult } from './loadGenerator';
 import { eventBody, freshIds } from './nodeClaims';
+import { rotatedRounds } from './rounds';
 import { formatMs, formatRate, summarize } from './stats';
 
 type Side = 'removeDuplicates' | 'nodeVsRemoveDuplicates';
-interface SideResult {
-	latencies: number[];
-	ms: number;
-	statuses: Record<string, number>;
-	answers: number;
+interface SideResult extends LoadResult {
 	failures: string[];
 	rows: number;
 	keys: number;
@@ -32,14 +29,7 @@ const SIDES: Array<{ key: Side; label: string; eventType: string }> = [
 	},
 ];
 
-export const benchRemoveDuplicates: Benchmark = async ({
-	n8n: started,
-	pool,
-	quick,
-	log,
-	check,
-}) => {
-	const n8n = started!;
+export const benchRemoveDuplicates = inN8n(async ({ n8n, pool, quick, log, check }) => {
 	const events = quick ? 16 : 200;
 	const results = {} as Record<Side, SideResult>;
 	// Alternate the two workflows in chunks so both see the same machine conditions.
@@ -47,48 +37,32 @@ export const benchRemoveDuplicates: Benchmark = async ({
 	const ids = Object.fromEntries(
 		SIDES.map((side) => [side.key, freshIds(events, `evt_${side.key}_`)]),
 	);
-	for (const side of SIDES)
-		results[side.key] = {
-			latencies: [],
-			ms: 0,
-			statuses: {},
-			answers: 0,
-			failures: [],
-			rows: 0,
-			keys: 0,
-			through: 0,
-		};
-	for (let chunk = 0; chunk < chunks; chunk++) {
-		for (const side of chunk % 2 === 0 ? SIDES : [...SIDES].reverse()) {
-			const slice = ids[side.key].slice((chunk * events) / chunks, ((chunk + 1) * events) / chunks);
-			const groups = slice.map((id) =>
+	const perChunk = await rotatedRounds(chunks, SIDES, (side, chunk) => {
+		const slice = ids[side.key].slice((chunk * events) / chunks, ((chunk + 1) * events) / chunks);
+		return runGroups(
+			slice.map((id) =>
 				Array.from({ length: COPIES }, () => ({ url: n8n.url(side.key), body: eventBody(id) })),
-			);
-			const result = await runGroups(groups);
-			const r = results[side.key];
-			r.latencies.push(...result.latencies);
-			r.ms += result.wallMs;
-			r.answers += result.answers.length;
-			r.failures.push(
-				...result.answers
-					.filter((a) => a.status !== 200)
-					.map((a) => `${a.status} ${JSON.stringify(a.body).slice(0, 160)}`),
-			);
-			for (const [status, count] of Object.entries(result.statuses))
-				r.statuses[status] = (r.statuses[status] ?? 0) + count;
-		}
-	}
+			),
+		);
+	});
 
-	for (const side of SIDES) {
+	for (const [index, side] of SIDES.entries()) {
 		const { rows } = await pool.query(
 			'SELECT count(*)::int AS rows, count(DISTINCT event_key)::int AS keys FROM business_log WHERE event_type = $1 AND event_key = ANY($2::text[])',
 			[side.eventType, ids[side.key].map((id) => `evt:${id}`)],
 		);
-		results[side.key].rows = rows[0].rows;
-		results[side.key].keys = rows[0].keys;
-		results[side.key].through = rows[0].rows - rows[0].keys;
+		const load = combinedLoad(perChunk.map((chunk) => chunk[index]));
+		results[side.key] = {
+			...load,
+			failures: load.answers
+				.filter((a) => a.status !== 200)
+				.map((a) => `${a.status} ${JSON.stringify(a.body).slice(0, 160)}`),
+			rows: rows[0].rows,
+			keys: rows[0].keys,
+			through: rows[0].rows - rows[0].keys,
+		};
 		log(
-			`${side.key}: ${rows[0].rows} business rows for ${events} events (${rows[0].keys} distinct), statuses ${JSON.stringify(results[side.key].statuses)}`,
+			`${side.key}: ${rows[0].rows} business rows for ${events} events (${rows[0].keys} distinct), statuses ${JSON.stringify(load.statuses)}`,
 		);
 	}
 	const ours = results.nodeVsRemoveDuplicates;
@@ -106,7 +80,6 @@ export const benchRemoveDuplicates: Benchmark = async ({
 	);
 
 	const theirs = results.removeDuplicates;
-	const rate = (r: SideResult) => r.answers / (r.ms / 1000);
 	return {
 		rows: [
 			{
@@ -122,7 +95,7 @@ export const benchRemoveDuplicates: Benchmark = async ({
 			},
 			{
 				measure: 'deliveries/s: Idempotency Claim ÷ Remove Duplicates workflow',
-				value: `${(rate(ours) / rate(theirs)).toFixed(2)}×`,
+				value: `${(ours.perSecond / theirs.perSecond).toFixed(2)}×`,
 				target: 'reported',
 			},
 		],
@@ -136,7 +109,7 @@ export const benchRemoveDuplicates: Benchmark = async ({
 			...SIDES.map((side) => {
 				const r = results[side.key];
 				const s = summarize(r.latencies);
-				return `| ${side.label} | ${r.rows} | ${r.through} | ${r.keys} / ${events} | ${formatRate(rate(r))} | ${formatMs(s.p50)} | ${formatMs(s.p95)} | ${JSON.stringify(r.statuses)} |`;
+				return `| ${side.label} | ${r.rows} | ${r.through} | ${r.keys} / ${events} | ${formatRate(r.perSecond)} | ${formatMs(s.p50)} | ${formatMs(s.p95)} | ${JSON.stringify(r.statuses)} |`;
 			}),
 			...SIDES.filter((side) => results[side.key].failures.length > 0).map(
 				(side) =>
@@ -144,4 +117,4 @@ export const benchRemoveDuplicates: Benchmark = async ({
 			),
 		].join('\n'),
 	};
-};
+});

@@ -6,35 +6,21 @@ export function summaryTable(results: BenchResult[]): string {
 	const lines = ['| # | measure | result | target | met |', '|---|---|---:|---|---|'];
 	for (const result of results) {
 		const number = result.title.split('.')[0];
-		if (result.skipped) {
-			lines.push(
-				`| ${number} | ${result.title.replace(/^\d+\.\s*/, '')} | skipped | | ${result.skipped} |`,
-			);
-			continue;
-		}
-		if (result.error) {
-			lines.push(
-				`| ${number} | ${result.title.replace(/^\d+\.\s*/, '')} | **error** | | ${oneLine(result.error.message)} |`,
-			);
-			continue;
-		}
-		for (const row of result.rows ?? []) {
-			const met = row.met === undefined ? '' : row.met ? 'yes' : '**no**';
-			lines.push(`| ${number} | ${row.measure} | ${row.value} | ${row.target ?? ''} | ${met} |`);
-		}
+		const title = result.title.replace(/^\d+\.\s*/, '');
+		if (result.skipped) lines.push(`| ${number} | ${title} | skipped | | ${result.skipped} |`);
+		else if (result.error)
+			lines.push(`| ${number} | ${title} | **error** | | ${oneLine(result.error.message)} |`);
+		else
+			for (const row of result.rows ?? []) {
+				const met = row.met === undefined ? '' : row.met ? 'yes' : '**no**';
+				lines.push(`| ${number} | ${row.measure} | ${row.value} | ${row.target ?? ''} | ${met} |`);
+			}
 	}
 	return lines.join('\n');
 }
 
-export function resultsMarkdown({
-	environment,
-	results,
-	failures,
-	mode,
-	startedAt,
-	durationS,
-	n8n,
-}: {
+/** One run of the benchmarks, as bench/RESULTS.md reports it. */
+export interface BenchRun {
 	environment: Environment;
 	results: BenchResult[];
 	failures: string[];
@@ -42,7 +28,10 @@ export function resultsMarkdown({
 	startedAt: Date;
 	durationS: number;
 	n8n: string;
-}): string {
+}
+
+export function resultsMarkdown(run: BenchRun): string {
+	const { environment, results, failures, mode, startedAt, durationS, n8n } = run;
 	const parts = [
 		'# Benchmarks',
 		'',

@@ -50,18 +50,19 @@ const check = (condition: boolean, message: string) => {
 };
 
 // Plain Postgres benchmarks, then the ones in real n8n (they share one n8n instance), then the big table.
-const DATABASE_BENCHES: Array<[string, string, Benchmark]> = [
+type BenchEntry = [name: string, title: string, bench: Benchmark];
+const DATABASE_BENCHES: BenchEntry[] = [
 	['claimPath', '1. Claim path: node vs raw pg', benchClaimPath],
 	['pooler', '1b. Claims through a transaction pooler', benchPooler],
 	['batch', '2. Batches of 10,000 items', benchBatch],
 	['claimCost', "2b. Where a claim's time goes", benchClaimCost],
 ];
-const N8N_BENCHES: Array<[string, string, Benchmark]> = [
+const N8N_BENCHES: BenchEntry[] = [
 	['n8nThroughput', '3. Throughput in real n8n', benchN8nThroughput],
 	['removeDuplicates', '4. Against Remove Duplicates', benchRemoveDuplicates],
 	['n8nMemory', '6b. Memory of the n8n process', benchN8nMemory],
 ];
-const LATE_BENCHES: Array<[string, string, Benchmark]> = [
+const LATE_BENCHES: BenchEntry[] = [
 	['cleanup', '5. Cleanup at scale', benchCleanup],
 	['growth', '5b. Claims as the table grows', benchGrowth],
 	['memory', '6a. Memory of a Node process driving the node', benchMemory],
@@ -105,12 +106,7 @@ async function main(): Promise<void> {
 			check,
 		};
 
-		const runOne = async (
-			name: string,
-			title: string,
-			bench: Benchmark,
-			extra: Partial<BenchContext> = {},
-		) => {
+		const runOne = async ([name, title, bench]: BenchEntry, extra: Partial<BenchContext> = {}) => {
 			if (!wanted(name)) return;
 			log(`— ${title}`);
 			const started = Date.now();
@@ -123,34 +119,29 @@ async function main(): Promise<void> {
 			log(`  (${Math.round((Date.now() - started) / 1000)} s)`);
 		};
 
-		for (const [name, title, bench] of DATABASE_BENCHES) await runOne(name, title, bench);
+		for (const entry of DATABASE_BENCHES) await runOne(entry);
 
 		if (N8N_BENCHES.some(([name]) => wanted(name))) {
 			const n8n: BenchN8n | { skipped: string } | { error: Error } = skipN8n
 				? { skipped: '--no-n8n was given' }
 				: await startN8nForBench(context).catch((error: Error) => ({ error }));
-			if ('stop' in n8n) cleanups.push(n8n.stop);
-			if ('skipped' in n8n) log(`skipping the n8n benchmarks: ${n8n.skipped}`);
-			if ('error' in n8n) log(`n8n did not start: ${n8n.error.stack ?? n8n.error}`);
-			n8nDescription =
-				'description' in n8n
-					? n8n.description
-					: 'skipped' in n8n
-						? `skipped: ${n8n.skipped}`
-						: `failed to start: ${n8n.error.message}`;
-			for (const [name, title, bench] of N8N_BENCHES) {
-				if (!wanted(name)) continue;
-				if ('skipped' in n8n) results.push({ title, skipped: n8n.skipped });
-				else if ('error' in n8n) results.push({ title, error: n8n.error });
-				else await runOne(name, title, bench, { n8n });
-			}
 			if ('stop' in n8n) {
+				cleanups.push(n8n.stop);
+				n8nDescription = n8n.description;
+				for (const entry of N8N_BENCHES) await runOne(entry, { n8n });
 				await n8n.stop();
 				cleanups.splice(cleanups.indexOf(n8n.stop), 1);
+			} else {
+				if ('skipped' in n8n) log(`skipping the n8n benchmarks: ${n8n.skipped}`);
+				else log(`n8n did not start: ${n8n.error.stack ?? n8n.error}`);
+				n8nDescription =
+					'skipped' in n8n ? `skipped: ${n8n.skipped}` : `failed to start: ${n8n.error.message}`;
+				// Each n8n benchmark still gets its line in the report, saying why it did not run.
+				for (const [name, title] of N8N_BENCHES) if (wanted(name)) results.push({ title, ...n8n });
 			}
 		}
 
-		for (const [name, title, bench] of LATE_BENCHES) await runOne(name, title, bench);
+		for (const entry of LATE_BENCHES) await runOne(entry);
 
 		// Report in section order, whatever order they ran in.
 		results.sort((a, b) => a.title.localeCompare(b.title, 'en', { numeric: true }));

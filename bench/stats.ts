@@ -1,7 +1,7 @@
 // Small statistics helpers for the benchmarks: latencies in milliseconds, ratios of side-by-side runs.
 
 /** Nearest-rank percentile of an ascending array (p in 0..100). */
-export function percentile(sorted: number[], p: number): number {
+function percentile(sorted: number[], p: number): number {
 	if (sorted.length === 0) return NaN;
 	const rank = Math.ceil((p / 100) * sorted.length);
 	return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
