@@ -116,7 +116,7 @@ async function storm(): Promise<void> {
 	let restarted: RestartBeforeComplete | undefined;
 	const restart = restartBeforeComplete({
 		server: appServer!,
-		admin: admin,
+		admin,
 		adminUrl: app.adminUrl,
 		key: restartKey,
 		downMs: RESTART_DOWN_MS,
