@@ -54,35 +54,30 @@ step(
 
 step('the claim node panel renders Key Source, Claim Mode and Lease with their hints', async () => {
 	const panel = await editor!.openNode(CLAIM_NODE);
-
-	for (const name of ['keySource', 'claimMode', 'leaseSeconds']) {
+	// Each parameter with its name and hint, and the template's choice as the editor shows it.
+	const shown = {
+		keySource: 'Event ID, Else Body Hash',
+		claimMode: 'Claim With Lease',
+		leaseSeconds: '300',
+	};
+	for (const [name, choice] of Object.entries(shown)) {
 		const property = claimProperty(name);
-		await panel.locator(`[data-test-id="parameter-input-${name}"]`).waitFor();
+		const input = panel.locator(`[data-test-id="parameter-input-${name}"]`);
+		await input.waitFor();
 		await expectVisibleText(panel, property.displayName);
 		await expectVisibleText(panel, property.hint!);
+		expect(await input.locator('input').inputValue()).toBe(choice);
 	}
-	// The template's choices, as the editor shows them.
-	expect(await panel.locator('[data-test-id="parameter-input-keySource"] input').inputValue()).toBe(
-		'Event ID, Else Body Hash',
-	);
-	expect(await panel.locator('[data-test-id="parameter-input-claimMode"] input').inputValue()).toBe(
-		'Claim With Lease',
-	);
-	expect(
-		await panel.locator('[data-test-id="parameter-input-leaseSeconds"] input').inputValue(),
-	).toBe('300');
 	await editor!.closeNode();
 });
 
 step("the credential's test passes from the UI, on opening and again on Retry", async () => {
+	const passed = { status: 'OK', message: expect.any(String) };
 	const { dialog, firstTest } = await editor!.openCredential(n8n!.credentialName);
-	expect(firstTest).toEqual({ status: 'OK', message: expect.any(String) });
+	expect(firstTest).toEqual(passed);
 	await expectVisibleText(dialog, 'Connection tested successfully');
 
-	expect(await editor!.retestCredential(dialog)).toEqual({
-		status: 'OK',
-		message: expect.any(String),
-	});
+	expect(await editor!.retestCredential(dialog)).toEqual(passed);
 	await expectVisibleText(dialog, 'Connection tested successfully');
 	await editor!.closeCredential(dialog);
 });

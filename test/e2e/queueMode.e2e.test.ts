@@ -76,6 +76,26 @@ appWithN8nForSuite(
 
 const url = () => cluster!.webhookUrl(webhookPathOf(workflow));
 
+/** Per key, how many times the provider was answered "processed". */
+function countProcessed() {
+	const processed = new Map<string, number>();
+	const onAnswer = ({ event, status, body }: ProviderAnswer) => {
+		if (status === 200 && body.status === 'processed')
+			processed.set(event.key, (processed.get(event.key) ?? 0) + 1);
+	};
+	return { onAnswer, notOnce: (keys: string[]) => keys.filter((key) => processed.get(key) !== 1) };
+}
+
+const oncePerKey = (keys: string[]) => Object.fromEntries(keys.map((key) => [key, 1]));
+
+const workerNamed = (name: string) => cluster!.workers.find((worker) => worker.name === name)!;
+
+/** The executions this worker started after execution `since`, from its log. */
+const startedSince = (since: number, name: string) =>
+	workerNamed(name)
+		.startedExecutions()
+		.filter((id) => id > since);
+
 function events(tag: string, count: number, type: string) {
 	return Array.from({ length: count }, (_, index) => {
 		const id = `evt_${tag}_${index}`;
@@ -89,7 +109,7 @@ it(
 		explainedByN8nLog(cluster, async () => {
 			const since = await executions.lastId();
 			const batch = events(randomBytes(3).toString('hex'), EVENTS, 'order.paid');
-			const processed = new Map<string, number>();
+			const processed = countProcessed();
 
 			const report = await runRetryingProvider({
 				url: url(),
@@ -98,42 +118,32 @@ it(
 				retryDelayMs: { min: 500, max: 1_500 },
 				maxAttempts: 20,
 				deadlineMs: 240_000,
-				onAnswer: ({ event, status, body }: ProviderAnswer) => {
-					if (status === 200 && body.status === 'processed')
-						processed.set(event.key, (processed.get(event.key) ?? 0) + 1);
-				},
+				onAnswer: processed.onAnswer,
 			});
 			const keys = batch.map((event) => event.key);
 			const runs = await executions.settledStatusCounts(workflow.id, since);
 			const ran = await executionIdsSince(since);
-			const byWorker = WORKER_NAMES.map(
-				(name) =>
-					cluster!.workers
-						.find((worker) => worker.name === name)!
-						.startedExecutions()
-						.filter((id) => id > since).length,
+			const startedBy = WORKER_NAMES.map((name) => startedSince(since, name));
+			const startedByWorker = Object.fromEntries(
+				WORKER_NAMES.map((name, index) => [name, startedBy[index].length]),
 			);
 			console.log(
-				`queue mode: ${JSON.stringify({ answers: report.answers, seconds: report.seconds, executions: runs, startedByWorker: Object.fromEntries(WORKER_NAMES.map((name, i) => [name, byWorker[i]])) })}`,
+				`queue mode: ${JSON.stringify({ answers: report.answers, seconds: report.seconds, executions: runs, startedByWorker })}`,
 			);
 
 			expect(report.undelivered).toEqual([]);
 			// Every delivery became an execution, every execution succeeded…
 			expect(runs).toEqual({ success: report.requests });
 			// …and each ran on a worker: the two workers' logs hold exactly these executions, split between them.
-			const started = cluster!.workers.flatMap((worker) =>
-				worker.startedExecutions().filter((id) => id > since),
-			);
-			expect(started.sort((a, b) => a - b)).toEqual(ran);
-			expect(byWorker.every((count) => count > 0)).toBe(true);
+			expect(startedBy.flat().sort((a, b) => a - b)).toEqual(ran);
+			expect(startedBy.every((ids) => ids.length > 0)).toBe(true);
 			// The provider saw each event processed exactly once.
-			expect(keys.filter((key) => processed.get(key) !== 1)).toEqual([]);
+			expect(processed.notOnce(keys)).toEqual([]);
 			// One business-step attempt and one row per event, and business steps ran on both workers.
-			expect(await attemptsPerKey(keys)).toEqual(Object.fromEntries(keys.map((key) => [key, 1])));
-			expect(await businessRowsPerKey(db, keys)).toEqual(
-				Object.fromEntries(keys.map((key) => [key, 1])),
-			);
-			expect(await workersWithAttempts(keys)).toEqual(WORKER_NAMES);
+			const attempts = await attemptsByKey(keys);
+			expect(attempts).toEqual(Object.fromEntries(keys.map((key) => [key, [expect.any(String)]])));
+			expect(await businessRowsPerKey(db, keys)).toEqual(oncePerKey(keys));
+			expect([...new Set(Object.values(attempts).flat())].sort()).toEqual(WORKER_NAMES);
 			expect(await claimStatuses(keys)).toEqual({ completed: EVENTS });
 		}),
 	300_000,
@@ -145,7 +155,7 @@ it(
 		explainedByN8nLog(cluster, async () => {
 			const batch = events(randomBytes(3).toString('hex'), SLOW_EVENTS, 'e2e.slow');
 			const keys = batch.map((event) => event.key);
-			const processed = new Map<string, number>();
+			const processed = countProcessed();
 			let victim: { name: string; inFlight: number } | undefined;
 
 			const provider = runRetryingProvider({
@@ -158,10 +168,7 @@ it(
 				// A killed worker's job is never re-run and n8n holds its request open for minutes; a provider
 				// gives up on it long before that.
 				requestTimeoutMs: 20_000,
-				onAnswer: ({ event, status, body }: ProviderAnswer) => {
-					if (status === 200 && body.status === 'processed')
-						processed.set(event.key, (processed.get(event.key) ?? 0) + 1);
-				},
+				onAnswer: processed.onAnswer,
 			});
 			// Kill once every event is claimed, the worker that is inside the most business steps.
 			const killed = (async () => {
@@ -174,7 +181,7 @@ it(
 				}, 90_000);
 				const [name, inFlight] = Object.entries(running).sort((a, b) => b[1] - a[1])[0];
 				victim = { name, inFlight };
-				await cluster!.workers.find((worker) => worker.name === name)!.process.kill();
+				await workerNamed(name).process.kill();
 			})();
 			const [report] = await Promise.all([provider, killed]);
 			const survivor = WORKER_NAMES.find((name) => name !== victim!.name)!;
@@ -188,7 +195,7 @@ it(
 
 			// No event lost: every one was answered processed exactly once, and its claim is completed.
 			expect(report.undelivered).toEqual([]);
-			expect(keys.filter((key) => processed.get(key) !== 1)).toEqual([]);
+			expect(processed.notOnce(keys)).toEqual([]);
 			expect(await claimStatuses(keys)).toEqual({ completed: SLOW_EVENTS });
 			// The victim was inside business steps when it died. Postgres finished those statements anyway
 			// (it notices a dead client only when it next talks to it) and committed them: each shows as
@@ -197,9 +204,7 @@ it(
 			// Complete leaves; the idempotent write (ON CONFLICT (event_key) DO NOTHING) keeps it to one row.
 			expect(heldByVictim).toHaveLength(victim!.inFlight);
 			for (const key of heldByVictim) expect(attempts[key]).toEqual([victim!.name, survivor]);
-			expect(await businessRowsPerKey(db, keys)).toEqual(
-				Object.fromEntries(keys.map((key) => [key, 1])),
-			);
+			expect(await businessRowsPerKey(db, keys)).toEqual(oncePerKey(keys));
 		}),
 	300_000,
 );
@@ -212,13 +217,6 @@ async function executionIdsSince(since: number): Promise<number[]> {
 	return rows.map((row) => row.id);
 }
 
-async function attemptsPerKey(keys: string[]): Promise<Record<string, number>> {
-	const attempts = await attemptsByKey(keys);
-	return Object.fromEntries(
-		Object.entries(attempts).map(([key, workers]) => [key, workers.length]),
-	);
-}
-
 /** Per key, the workers whose connections ran its business step, in the order the attempts began. */
 async function attemptsByKey(keys: string[]): Promise<Record<string, string[]>> {
 	const { rows } = await db.query<{ event_key: string; workers: string[] }>(
@@ -227,14 +225,6 @@ async function attemptsByKey(keys: string[]): Promise<Record<string, string[]>> 
 		[keys],
 	);
 	return Object.fromEntries(rows.map((row) => [row.event_key, row.workers]));
-}
-
-async function workersWithAttempts(keys: string[]): Promise<string[]> {
-	const { rows } = await db.query<{ worker: string }>(
-		'SELECT DISTINCT worker FROM business_attempts WHERE event_key = ANY($1) ORDER BY worker',
-		[keys],
-	);
-	return rows.map((row) => row.worker);
 }
 
 async function claimStatuses(keys: string[]): Promise<Record<string, number>> {

@@ -93,7 +93,6 @@ function outageUsers(): string[] {
 }
 
 async function storm(): Promise<void> {
-	const db = admin;
 	const plan = planStorm({
 		events: EVENTS,
 		seed: SEED,
@@ -101,14 +100,14 @@ async function storm(): Promise<void> {
 		maxCopies: 5,
 		tag: app.name,
 	});
-	const failures = new InjectedFailures(db);
+	const failures = new InjectedFailures(admin);
 	await failures.fill(plan.events);
 	// The restart is aimed at an event that is planned to succeed, delivered in the second half of the run.
 	const restartKey = plan.bursts
 		.slice(Math.floor(plan.bursts.length / 2))
 		.find((burst) => burst.event.failures === 0)!.event.key;
 	// Its business step takes a second, so the claim row can be locked before Complete comes.
-	await db.query(
+	await admin.query(
 		`CREATE FUNCTION storm_slow_business() RETURNS trigger LANGUAGE plpgsql AS $$
 		 BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$;
 		 CREATE TRIGGER storm_slow_business BEFORE INSERT ON business_log
@@ -117,7 +116,7 @@ async function storm(): Promise<void> {
 	let restarted: RestartBeforeComplete | undefined;
 	const restart = restartBeforeComplete({
 		server: appServer!,
-		admin: db,
+		admin,
 		adminUrl: app.adminUrl,
 		key: restartKey,
 		downMs: RESTART_DOWN_MS,
@@ -149,26 +148,26 @@ async function storm(): Promise<void> {
 		beforeRequest: async (requestNumber) => {
 			// The outage lands while a business step runs, so it can cut one (→ error output → Release → 500).
 			if (requestNumber === killAt)
-				killed = await terminateConnectionsOf(db, outageUsers(), { whileRunning: BUSINESS_SQL });
+				killed = await terminateConnectionsOf(admin, outageUsers(), { whileRunning: BUSINESS_SQL });
 		},
 		onAnswer,
 	});
 	await restart;
 
-	const business = await db.query<{ total: number; distinct_keys: number }>(
+	const business = await admin.query<{ total: number; distinct_keys: number }>(
 		'SELECT count(*)::int AS total, count(DISTINCT event_key)::int AS distinct_keys FROM business_log',
 	);
-	const doubled = await db.query(
+	const doubled = await admin.query(
 		'SELECT event_key, count(*)::int AS n FROM business_log GROUP BY event_key HAVING count(*) > 1 LIMIT 10',
 	);
-	const missing = await db.query(
+	const missing = await admin.query(
 		'SELECT k AS event_key FROM unnest($1::text[]) AS k WHERE NOT EXISTS (SELECT 1 FROM business_log b WHERE b.event_key = k) LIMIT 10',
 		[plan.events.map((event) => event.key)],
 	);
-	const claims = await db.query<{ status: string; n: number }>(
+	const claims = await admin.query<{ status: string; n: number }>(
 		'SELECT status, count(*)::int AS n FROM processed_events GROUP BY status ORDER BY status',
 	);
-	const notCompleted = await db.query(
+	const notCompleted = await admin.query(
 		"SELECT key, status, deliveries, lease_until FROM processed_events WHERE status <> 'completed' ORDER BY key LIMIT 10",
 	);
 	const plannedFailuresLeft = await failures.remaining();

@@ -8,11 +8,18 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { githubHeader, stripeHeader } from '../support/signers';
-import { answered, deliver } from '../support/deliver';
+import { answered, deliver, refusedSignature } from '../support/deliver';
 import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
+import type { CredentialEntry } from '../support/n8n/credentials';
 import type { N8nExecutions } from '../support/n8n/executions';
-import type { N8nInstance } from '../support/n8n/instance';
-import { loadShippedWorkflow, webhookPathOf, type WorkflowJson } from '../support/workflows';
+import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
+import {
+	businessRowsPerKey,
+	claimRows,
+	loadShippedWorkflow,
+	webhookPathOf,
+	type WorkflowJson,
+} from '../support/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';
@@ -20,24 +27,18 @@ const CLAIM = 'Idempotency Claim';
 const STRIPE_SECRET = `whsec_${randomBytes(18).toString('base64url')}`;
 const GITHUB_SECRET = randomBytes(20).toString('hex');
 
-const STRIPE_CREDENTIAL = {
-	id: 'sigE2eStripeSec1',
-	name: 'Stripe signing secret',
-	type: 'webhookSigningSecretApi',
-};
-const GITHUB_CREDENTIAL = {
-	id: 'sigE2eGithubSec1',
-	name: 'GitHub webhook secret',
-	type: 'webhookSigningSecretApi',
-};
-const stripeTemplate = withSigningCredential(
-	loadShippedWorkflow('stripe-template.json'),
-	STRIPE_CREDENTIAL.id,
+const STRIPE_CREDENTIAL = signingCredential(
+	'sigE2eStripeSec1',
+	'Stripe signing secret',
+	STRIPE_SECRET,
 );
-const githubTemplate = withSigningCredential(
-	loadShippedWorkflow('github-template.json'),
-	GITHUB_CREDENTIAL.id,
+const GITHUB_CREDENTIAL = signingCredential(
+	'sigE2eGithubSec1',
+	'GitHub webhook secret',
+	GITHUB_SECRET,
 );
+const stripeTemplate = templateSignedWith('stripe-template.json', STRIPE_CREDENTIAL);
+const githubTemplate = templateSignedWith('github-template.json', GITHUB_CREDENTIAL);
 
 let pool: Pool;
 let n8n: N8nInstance | undefined;
@@ -47,10 +48,7 @@ appWithN8nForSuite(
 	{
 		prefix: 'sig_e2e',
 		n8nSchema: N8N_SCHEMA,
-		extraCredentials: [
-			{ ...STRIPE_CREDENTIAL, data: { secret: STRIPE_SECRET } },
-			{ ...GITHUB_CREDENTIAL, data: { secret: GITHUB_SECRET } },
-		],
+		extraCredentials: [STRIPE_CREDENTIAL, GITHUB_CREDENTIAL],
 		workflows: [stripeTemplate, githubTemplate],
 		publish: [stripeTemplate.id, githubTemplate.id],
 	},
@@ -78,6 +76,7 @@ describe('Stripe template', () => {
 		async () => {
 			const since = await executions.lastId();
 			const body = event('A');
+			const key = `evt:evt_${tag}_A`;
 			const first = await deliver(url(), body, signed(body));
 			const redelivery = await deliver(url(), body, signed(body, now() + 1));
 			// The very same request again, inside the tolerance window: the signature passes, the claim stops it.
@@ -85,12 +84,12 @@ describe('Stripe template', () => {
 			await deliver(url(), body, replayed);
 			const replay = await deliver(url(), body, replayed);
 
-			expect(first).toEqual(answered('processed', `evt:evt_${tag}_A`));
-			expect(redelivery).toEqual(answered('duplicate', `evt:evt_${tag}_A`));
-			expect(replay).toEqual(answered('duplicate', `evt:evt_${tag}_A`));
+			expect(first).toEqual(answered('processed', key));
+			expect(redelivery).toEqual(answered('duplicate', key));
+			expect(replay).toEqual(answered('duplicate', key));
 			const runs = await executions.waitForFinished(stripeTemplate.id, since, 4);
 			expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
-			expect(await businessRows(`evt:evt_${tag}_A`)).toBe(1);
+			expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 		},
 	);
 
@@ -114,20 +113,16 @@ describe('Stripe template', () => {
 			];
 			for (const [label, headers, reason] of forgeries) {
 				const answer = await deliver(url(), body, headers);
-				expect({ label, ...answer }).toEqual({
-					label,
-					status: 401,
-					body: { status: 'invalid_signature', reason },
-				});
+				expect({ label, ...answer }).toEqual({ label, ...refusedSignature(reason) });
 			}
-			expect(await claimed(key)).toBe(false);
+			expect(await claimRows(pool, key)).toBe(0);
 			const forged = await executions.waitForFinished(stripeTemplate.id, since, forgeries.length);
 			for (const run of forged) expect(run.nodesRun).not.toContain(CLAIM);
 
 			const genuine = await deliver(url(), body, signed(body));
 			expect(genuine).toEqual(answered('processed', key));
-			expect(await claimed(key)).toBe(true);
-			expect(await businessRows(key)).toBe(1);
+			expect(await claimRows(pool, key)).toBe(1);
+			expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 		},
 	);
 });
@@ -151,12 +146,13 @@ describe('GitHub template', () => {
 		'a signed delivery is processed once; its redelivery (same X-GitHub-Delivery) is a duplicate',
 		async () => {
 			const delivery = randomUUID();
+			const key = `evt:${delivery}`;
 			const body = push('refs/heads/main');
 			const first = await deliver(url(), body, headers(delivery, body));
 			const redelivery = await deliver(url(), body, headers(delivery, body));
-			expect(first).toEqual(answered('processed', `evt:${delivery}`));
-			expect(redelivery).toEqual(answered('duplicate', `evt:${delivery}`));
-			expect(await businessRows(`evt:${delivery}`)).toBe(1);
+			expect(first).toEqual(answered('processed', key));
+			expect(redelivery).toEqual(answered('duplicate', key));
+			expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 		},
 	);
 
@@ -164,23 +160,18 @@ describe('GitHub template', () => {
 		'a real delivery id with a wrong signature, or a changed body, is answered 401 and claims nothing',
 		async () => {
 			const delivery = randomUUID();
+			const key = `evt:${delivery}`;
 			const body = push('refs/heads/release');
 			const tampered = body.replace('release', 'rele4se');
 			const wrongSecret = await deliver(url(), body, headers(delivery, body, 'not-the-secret'));
 			const changedBody = await deliver(url(), tampered, headers(delivery, body));
-			expect(wrongSecret).toEqual({
-				status: 401,
-				body: { status: 'invalid_signature', reason: 'signature_mismatch' },
-			});
-			expect(changedBody).toEqual({
-				status: 401,
-				body: { status: 'invalid_signature', reason: 'signature_mismatch' },
-			});
-			expect(await claimed(`evt:${delivery}`)).toBe(false);
+			expect(wrongSecret).toEqual(refusedSignature('signature_mismatch'));
+			expect(changedBody).toEqual(refusedSignature('signature_mismatch'));
+			expect(await claimRows(pool, key)).toBe(0);
 
 			const genuine = await deliver(url(), body, headers(delivery, body));
-			expect(genuine).toEqual(answered('processed', `evt:${delivery}`));
-			expect(await businessRows(`evt:${delivery}`)).toBe(1);
+			expect(genuine).toEqual(answered('processed', key));
+			expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
 		},
 	);
 });
@@ -199,15 +190,12 @@ step("no signing secret is written into n8n's execution records", async () => {
 
 /** A test whose failure message ends with n8n's log tail. */
 function step(name: string, body: () => Promise<void>): void {
-	it(name, async () => {
-		try {
-			await body();
-		} catch (error) {
-			const log = n8n ? await n8n.logTail(60) : '(n8n not started)';
-			if (error instanceof Error) error.message += `\n--- n8n log (last lines) ---\n${log}`;
-			throw error;
-		}
-	});
+	it(name, () => explainedByN8nLog(n8n, body));
+}
+
+/** This package's signing-secret credential, for `n8n import:credentials`. */
+function signingCredential(id: string, name: string, secret: string): CredentialEntry {
+	return { id, name, type: 'webhookSigningSecretApi', data: { secret } };
 }
 
 /**
@@ -215,25 +203,13 @@ function step(name: string, body: () => Promise<void>): void {
  * first credential of its type: with two signing secrets in one instance, each template is pointed at its
  * own by id here (what picking the credential in the editor does). The shipped files carry no ids.
  */
-function withSigningCredential(workflow: WorkflowJson, credentialId: string): WorkflowJson {
+function templateSignedWith(file: string, credential: CredentialEntry): WorkflowJson {
+	const workflow = loadShippedWorkflow(file);
 	for (const node of workflow.nodes as Array<{
 		credentials?: Record<string, { id?: string; name: string }>;
 	}>) {
 		const signing = node.credentials?.webhookSigningSecretApi;
-		if (signing) signing.id = credentialId;
+		if (signing) signing.id = credential.id;
 	}
 	return workflow;
-}
-
-async function claimed(key: string): Promise<boolean> {
-	const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
-	return rowCount === 1;
-}
-
-async function businessRows(key: string): Promise<number> {
-	const { rows } = await pool.query(
-		'SELECT count(*)::int AS n FROM business_log WHERE event_key = $1',
-		[key],
-	);
-	return rows[0].n;
 }

@@ -54,13 +54,11 @@ it('an execution killed mid-way is reported once its lease expires, and nothing 
 			);
 			expect(answer.status).toBe(200);
 			// The claim is made and the business step is waiting on the lock: the execution is mid-way.
-			await waitFor('the business step to wait on the lock', async () => {
-				const { rows } = await pool.query(
-					"SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted",
-					[BUSINESS_LOCK],
-				);
-				return rows[0].n === 1;
-			});
+			await waitUntilTrue(
+				'the business step to wait on the lock',
+				"SELECT count(*) = 1 AS done FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted",
+				[BUSINESS_LOCK],
+			);
 			expect(await statusOf(stuckKey)).toBe('processing');
 
 			// Killed, not shut down: one second of grace, then SIGKILL to n8n and its task runner.
@@ -78,13 +76,11 @@ it('an execution killed mid-way is reported once its lease expires, and nothing 
 			[`evt:evt_${tag}_completed`, `evt:evt_${tag}_live`, `evt:evt_${tag}_old`],
 		);
 		// The fixture's lease is 2 s.
-		await waitFor('the lease to expire', async () => {
-			const { rows } = await pool.query(
-				'SELECT lease_until < now() AS expired FROM processed_events WHERE key = $1',
-				[stuckKey],
-			);
-			return rows[0]?.expired === true;
-		});
+		await waitUntilTrue(
+			'the lease to expire',
+			'SELECT lease_until < now() AS done FROM processed_events WHERE key = $1',
+			[stuckKey],
+		);
 		expect(await statusOf(stuckKey)).toBe('processing');
 
 		const run = await n8n!.execute(reportWorkflow.id);
@@ -113,9 +109,10 @@ async function statusOf(key: string): Promise<string | undefined> {
 	return rows[0]?.status;
 }
 
-async function waitFor(what: string, done: () => Promise<boolean>, timeoutMs = 30_000) {
+/** Polls `sql` until its first row's `done` is true. */
+async function waitUntilTrue(what: string, sql: string, params: unknown[], timeoutMs = 30_000) {
 	const deadline = Date.now() + timeoutMs;
-	while (!(await done())) {
+	while ((await pool.query(sql, params)).rows[0]?.done !== true) {
 		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
 		await new Promise((resolve) => setTimeout(resolve, 100));
 	}

@@ -7,13 +7,21 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { Pool } from 'pg';
 
-import { answered, deliver, stripeSignature } from '../support/deliver';
+import {
+	answerBody,
+	answered,
+	deliver,
+	refusedSignature,
+	stripeSignature,
+	type Delivery,
+} from '../support/deliver';
 import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
 import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
 import { runtimePaths } from '../support/n8n/runtime';
 import {
 	businessRowsPerKey,
+	claimRows,
 	loadFixtureWorkflow,
 	loadShippedWorkflow,
 	webhookPathOf,
@@ -65,6 +73,7 @@ const templateCases: TemplateCase[] = [
 describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) => {
 	const tag = `${label.split(' ')[0].toLowerCase()}_${randomBytes(3).toString('hex')}`;
 	const url = () => n8n!.webhookUrl(webhookPathOf(workflow));
+	const keyOf = (name: string) => `evt:evt_${tag}_${name}`;
 	const event = (name: string, type = 'invoice.paid') =>
 		JSON.stringify({
 			id: `evt_${tag}_${name}`,
@@ -82,9 +91,9 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			const repeat = await deliver(url(), event('A'), { 'stripe-signature': stripeSignature() });
 			const other = await deliver(url(), event('B'), { 'stripe-signature': stripeSignature() });
 
-			expect(first).toEqual(answered('processed', `evt:evt_${tag}_A`));
-			expect(repeat).toEqual(answered('duplicate', `evt:evt_${tag}_A`));
-			expect(other).toEqual(answered('processed', `evt:evt_${tag}_B`));
+			expect(first).toEqual(answered('processed', keyOf('A')));
+			expect(repeat).toEqual(answered('duplicate', keyOf('A')));
+			expect(other).toEqual(answered('processed', keyOf('B')));
 
 			const runs = await executions.waitForFinished(workflow.id, since, 3);
 			expect(runs.map((run) => run.status)).toEqual(['success', 'success', 'success']);
@@ -93,9 +102,9 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			expect(runs[1].nodesRun).not.toContain(BUSINESS_STEP);
 			expect(runs[2].nodesRun).toContain(BUSINESS_STEP);
 
-			expect(await businessRowsPerKey(pool, [`evt:evt_${tag}_A`, `evt:evt_${tag}_B`])).toEqual({
-				[`evt:evt_${tag}_A`]: 1,
-				[`evt:evt_${tag}_B`]: 1,
+			expect(await businessRowsPerKey(pool, [keyOf('A'), keyOf('B')])).toEqual({
+				[keyOf('A')]: 1,
+				[keyOf('B')]: 1,
 			});
 		},
 	);
@@ -113,8 +122,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			expect(first).toEqual(answered('processed', key));
 			expect(second).toEqual(answered('duplicate', key));
 			expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
-			const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
-			expect(rowCount).toBe(1);
+			expect(await claimRows(pool, key)).toBe(1);
 		},
 	);
 
@@ -136,9 +144,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 		const runs = await executions.waitForFinished(workflow.id, since, 8);
 		expect(runs).toHaveLength(8);
 		expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
-		expect(await businessRowsPerKey(pool, [`evt:evt_${tag}_C`])).toEqual({
-			[`evt:evt_${tag}_C`]: 1,
-		});
+		expect(await businessRowsPerKey(pool, [keyOf('C')])).toEqual({ [keyOf('C')]: 1 });
 	});
 
 	if (workflow === claimTemplate) {
@@ -146,7 +152,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 			'a failing business step releases the key (500), so the provider retry runs it',
 			async () => {
 				const body = event('D', 'e2e.rejected');
-				const key = `evt:evt_${tag}_D`;
+				const key = keyOf('D');
 				// Make the example business step fail for this event type only; the template itself is unchanged.
 				await pool.query(
 					"ALTER TABLE business_log ADD CONSTRAINT e2e_reject CHECK (event_type IS DISTINCT FROM 'e2e.rejected') NOT VALID",
@@ -155,10 +161,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 					const failed = await deliver(url(), body);
 					expect(failed.status).toBe(500);
 					expect(failed.body.status).toBe('failed');
-					const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [
-						key,
-					]);
-					expect(rowCount).toBe(0);
+					expect(await claimRows(pool, key)).toBe(0);
 				} finally {
 					await pool.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_reject');
 				}
@@ -206,14 +209,8 @@ describeOnErrorOutput('the node template and deliveries it can never process', (
 			const forged = await deliver(url, '{"id":"evt_forged_1"}', {
 				'x-signature': `sha256=${'0'.repeat(64)}`,
 			});
-			expect(forged).toEqual({
-				status: 401,
-				body: { status: 'invalid_signature', reason: 'signature_mismatch' },
-			});
-			const { rowCount } = await pool.query('SELECT 1 FROM processed_events WHERE key = $1', [
-				'evt:evt_forged_1',
-			]);
-			expect(rowCount).toBe(0);
+			expect(forged).toEqual(refusedSignature('signature_mismatch'));
+			expect(await claimRows(pool, 'evt:evt_forged_1')).toBe(0);
 		},
 	);
 });
@@ -224,16 +221,13 @@ describeOnErrorOutput('a key header sent twice, over real HTTP', () => {
 		async () => {
 			const url = new URL(n8n!.webhookUrl(webhookPathOf(headerWorkflow)));
 			const id = `msg_${randomBytes(3).toString('hex')}`;
-			const twice = await postWithHeaderLines(url, [
-				['webhook-id', `${id}_A`],
-				['webhook-id', `${id}_B`],
-			]);
+			const twice = await postWithHeaderLines(url, { 'webhook-id': [`${id}_A`, `${id}_B`] });
 			expect(twice.status).toBe(400);
 			expect(twice.body).toMatchObject({ status: 'refused', errorKind: 'bad_delivery' });
 			expect(String(twice.body.message)).toContain(
 				`header "webhook-id" holds "${id}_A, ${id}_B": it was sent more than once`,
 			);
-			const once = await postWithHeaderLines(url, [['webhook-id', `${id}_A`]]);
+			const once = await postWithHeaderLines(url, { 'webhook-id': [`${id}_A`] });
 			// Only the single-header delivery claimed anything; the joined value never became a key.
 			const claimed = await pool.query('SELECT key FROM header_claims WHERE key LIKE $1', [
 				`%${id}%`,
@@ -245,31 +239,21 @@ describeOnErrorOutput('a key header sent twice, over real HTTP', () => {
 });
 
 /** A POST whose header lines are sent exactly as given, repeats included (fetch would join them itself). */
-function postWithHeaderLines(
-	url: URL,
-	headerLines: Array<[string, string]>,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-	const rawBody = '{"type":"ping"}';
+function postWithHeaderLines(url: URL, headers: Record<string, string[]>): Promise<Delivery> {
 	return new Promise((resolve, reject) => {
 		const request = httpRequest(url, { method: 'POST' }, (response) => {
 			let text = '';
 			response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			response.on('end', () => {
-				try {
-					resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) });
-				} catch {
-					resolve({ status: response.statusCode ?? 0, body: { raw: text } });
-				}
-			});
+			response.on('end', () =>
+				resolve({ status: response.statusCode ?? 0, body: answerBody(text) }),
+			);
 		});
 		request.on('error', reject);
 		request.setHeader('content-type', 'application/json');
-		const byName = new Map<string, string[]>();
-		for (const [name, value] of headerLines) byName.set(name, [...(byName.get(name) ?? []), value]);
 		// An array value makes Node send one header line per element.
-		for (const [name, values] of byName)
+		for (const [name, values] of Object.entries(headers))
 			request.setHeader(name, values.length === 1 ? values[0] : values);
-		request.end(rawBody);
+		request.end('{"type":"ping"}');
 	});
 }
 

@@ -11,6 +11,11 @@ export function answered(outcome: 'processed' | 'duplicate', key: string): Deliv
 	return { status: 200, body: { status: outcome, key } };
 }
 
+/** The 401 answer a template gives a delivery whose signature does not verify. */
+export function refusedSignature(reason: string): Delivery {
+	return { status: 401, body: { status: 'invalid_signature', reason } };
+}
+
 /**
  * POSTs exactly these bytes, the way a webhook provider delivers an event, signed as the node template
  * checks (`X-Signature: sha256=<hex HMAC-SHA256 of the body>` with the template's test secret); workflows
@@ -28,14 +33,16 @@ export async function deliver(
 		body: rawBody,
 		signal: timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs),
 	});
-	const text = await response.text();
-	let body: Delivery['body'];
+	return { status: response.status, body: answerBody(await response.text()) };
+}
+
+/** An answer's body: its JSON, or the text as `raw` when it is not JSON. */
+export function answerBody(text: string): Delivery['body'] {
 	try {
-		body = JSON.parse(text);
+		return JSON.parse(text);
 	} catch {
-		body = { raw: text };
+		return { raw: text };
 	}
-	return { status: response.status, body };
 }
 
 /** The header the node template's Webhook Signature node (Generic HMAC) verifies. */

@@ -78,6 +78,9 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 	/** Idle workers, woken when a retry falls due. */
 	const idle = new Set<() => void>();
 
+	const giveUp = ({ event, attempts, last }: Delivery) =>
+		report.undelivered.push({ key: event.key, attempts, last: last || 'not sent' });
+
 	const scheduleRetry = (delivery: Delivery) => {
 		const { min, max } = options.retryDelayMs;
 		const backoff = Math.min(MAX_RETRY_DELAY_MS / max, 1.5 ** (delivery.attempts - 1));
@@ -111,15 +114,8 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 		await options.onAnswer?.(answer);
 		if (answer.status >= 200 && answer.status < 300) return;
 		report.retriesByStatus[label] = (report.retriesByStatus[label] ?? 0) + 1;
-		if (delivery.attempts >= options.maxAttempts || Date.now() >= deadline) {
-			report.undelivered.push({
-				key: delivery.event.key,
-				attempts: delivery.attempts,
-				last: answerLabel,
-			});
-			return;
-		}
-		scheduleRetry(delivery);
+		if (delivery.attempts >= options.maxAttempts || Date.now() >= deadline) giveUp(delivery);
+		else scheduleRetry(delivery);
 	};
 
 	const worker = async () => {
@@ -144,14 +140,7 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 	await Promise.all(Array.from({ length: options.concurrency }, worker));
 
 	for (const timer of timers.keys()) clearTimeout(timer);
-	for (const group of [...waiting, ...dueRetries, [...timers.values()]]) {
-		for (const delivery of group)
-			report.undelivered.push({
-				key: delivery.event.key,
-				attempts: delivery.attempts,
-				last: delivery.last || 'not sent',
-			});
-	}
+	for (const group of [...waiting, ...dueRetries, [...timers.values()]]) group.forEach(giveUp);
 	report.seconds = (Date.now() - started) / 1000;
 	return report;
 }

@@ -64,6 +64,12 @@ export async function businessRowsPerKey(
 	return Object.fromEntries(rows.map((row) => [row.event_key, row.n]));
 }
 
+/** How many claim rows (processed_events) this key has: 0 or 1. */
+export async function claimRows(db: Pool, key: string): Promise<number> {
+	const { rowCount } = await db.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
+	return rowCount ?? 0;
+}
+
 /** A workflow id in n8n's own format (16 alphanumerics). */
 export function newWorkflowId(): string {
 	const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

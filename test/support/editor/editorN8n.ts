@@ -1,10 +1,10 @@
 // A real n8n for the browser: the packed package installed as a community package, the templates'
 // credentials and the Idempotency Claim template imported and published, an owner account to sign in
-// with, and n8n's own tables in a database of their own on the given Postgres server (dropped on close).
-import { randomBytes } from 'node:crypto';
-
+// with, and an app database of its own on the given Postgres server (test/support/appDatabase.ts: the
+// templates' tables, n8n's own in a schema of it; dropped on close).
 import { Pool } from 'pg';
 
+import { createAppDatabase } from '../appDatabase';
 import { withClient } from '../database';
 import { deliver, type Delivery } from '../deliver';
 import { IDEMPOTENCY_CREDENTIAL, templateCredentials } from '../n8n/credentials';
@@ -37,30 +37,19 @@ export interface EditorN8n {
 }
 
 export async function startEditorN8n(serverUrl: string, log?: Log): Promise<EditorN8n> {
-	const databaseName = `idem_editor_${randomBytes(4).toString('hex')}`;
-	await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${databaseName}`));
-	const url = new URL(serverUrl);
-	url.pathname = `/${databaseName}`;
-	const databaseUrl = url.toString();
-	const dropDatabase = () =>
-		withClient(serverUrl, (admin) =>
-			admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`),
-		).then(() => undefined);
-
+	const database = await createAppDatabase(serverUrl, 'idem_editor');
 	let n8n: N8nInstance | undefined;
-	const pool = new Pool({ connectionString: databaseUrl, max: 2 });
+	const pool = new Pool({ connectionString: database.adminUrl, max: 2 });
 	try {
-		await withClient(databaseUrl, async (client) => {
-			await client.query(tablesSql());
-			await client.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
-		});
+		await withClient(database.appUrl, (client) => client.query(tablesSql()));
+		await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
 		const template = loadShippedWorkflow('idempotency-claim-template.json');
 		n8n = await N8nInstance.create({
 			packageDir: REPO_ROOT,
-			credentials: templateCredentials(databaseUrl),
+			credentials: templateCredentials(database.appUrl),
 			workflows: [template],
 			publish: [template.id],
-			databaseUrl,
+			databaseUrl: database.adminUrl,
 			databaseSchema: N8N_SCHEMA,
 			env: ownerEnv(await ensureRuntime({ log })),
 			log,
@@ -83,13 +72,13 @@ export async function startEditorN8n(serverUrl: string, log?: Log): Promise<Edit
 			close: async () => {
 				await started.close();
 				await pool.end();
-				await dropDatabase();
+				await database.drop();
 			},
 		};
 	} catch (error) {
 		await n8n?.close().catch(() => undefined);
 		await pool.end().catch(() => undefined);
-		await dropDatabase().catch(() => undefined);
+		await database.drop().catch(() => undefined);
 		throw error;
 	}
 }

@@ -12,6 +12,7 @@ import { cleanNpmEnv } from './npmEnv';
 
 const run = promisify(execFile);
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const MAX_OUTPUT = 16 * 1024 * 1024;
 const DROPPED_DEPENDENCIES = ['devDependencies', 'peerDependencies', 'optionalDependencies'];
 
 /** `npm pack` of an already built repository; returns the tarball's absolute path. */
@@ -28,11 +29,7 @@ export async function packPackage(repoDir: string, destinationDir: string): Prom
 	const { stdout } = await run(
 		NPM,
 		['pack', '--json', '--ignore-scripts', '--pack-destination', destinationDir],
-		{
-			cwd: repoDir,
-			env: cleanNpmEnv(),
-			maxBuffer: 16 * 1024 * 1024,
-		},
+		{ cwd: repoDir, env: cleanNpmEnv(), maxBuffer: MAX_OUTPUT },
 	);
 	const [{ filename }] = JSON.parse(stdout) as Array<{ filename: string }>;
 	return resolve(destinationDir, filename);
@@ -48,7 +45,7 @@ export async function installCommunityPackage(
 	mkdirSync(nodeModules, { recursive: true });
 
 	const { stdout: listing } = await run('tar', ['-xzOf', tarball, 'package/package.json'], {
-		maxBuffer: 16 * 1024 * 1024,
+		maxBuffer: MAX_OUTPUT,
 	});
 	const { name, version } = JSON.parse(listing) as { name: string; version: string };
 	const packageDir = join(nodeModules, name);
@@ -74,7 +71,7 @@ export async function installCommunityPackage(
 			'--package-lock=false',
 			'--loglevel=error',
 		],
-		{ cwd: packageDir, env: cleanNpmEnv(), maxBuffer: 16 * 1024 * 1024 },
+		{ cwd: packageDir, env: cleanNpmEnv(), maxBuffer: MAX_OUTPUT },
 	);
 
 	// n8n keeps a package.json listing installed community packages next to node_modules.

@@ -5,7 +5,6 @@ import { parseFlatted } from './flatted';
 export interface Execution {
 	id: number;
 	status: string;
-	mode: string;
 	/** Names of the nodes that ran, from n8n's saved run data. */
 	nodesRun: string[];
 }
@@ -39,10 +38,10 @@ export class N8nExecutions {
 		timeoutMs = 30_000,
 	): Promise<Execution[]> {
 		const deadline = Date.now() + timeoutMs;
-		let rows: Array<{ id: number; status: string; mode: string; finished: boolean }> = [];
+		let rows: Array<{ id: number; status: string }> = [];
 		while (Date.now() < deadline) {
 			({ rows } = await this.pool.query(
-				`SELECT id, status, mode, finished FROM ${this.schema}.execution_entity
+				`SELECT id, status FROM ${this.schema}.execution_entity
 				 WHERE "workflowId" = $1 AND id > $2 ORDER BY id`,
 				[workflowId, afterId],
 			));
@@ -50,15 +49,9 @@ export class N8nExecutions {
 			if (rows.length >= count && settled) break;
 			await new Promise((resolve) => setTimeout(resolve, 200));
 		}
-		const executions: Execution[] = [];
-		for (const row of rows)
-			executions.push({
-				id: row.id,
-				status: row.status,
-				mode: row.mode,
-				nodesRun: await this.nodesRun(row.id),
-			});
-		return executions;
+		return Promise.all(
+			rows.map(async ({ id, status }) => ({ id, status, nodesRun: await this.nodesRun(id) })),
+		);
 	}
 
 	/**

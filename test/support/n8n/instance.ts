@@ -103,10 +103,6 @@ export class N8nInstance {
 		return `${this.baseUrl}/webhook/${path}`;
 	}
 
-	get running(): boolean {
-		return this.server !== null;
-	}
-
 	/** Process id of `n8n start` while it runs (for memory readings), else null. */
 	get pid(): number | null {
 		return this.server?.pid ?? null;
@@ -194,18 +190,8 @@ export class N8nInstance {
 			this.log('installing the packed package as a community package…');
 			await installCommunityPackage(tarball, this.userFolder);
 		}
-		if (credentials.length) {
-			const file = join(this.userFolder, 'credentials.import.json');
-			writeFileSync(file, JSON.stringify(credentials, null, 2));
-			this.log('importing credentials…');
-			await this.cli(['import:credentials', `--input=${file}`]);
-		}
-		if (workflows.length) {
-			const file = join(this.userFolder, 'workflows.import.json');
-			writeFileSync(file, JSON.stringify(workflows, null, 2));
-			this.log(`importing ${workflows.length} workflow(s)…`);
-			await this.cli(['import:workflow', `--input=${file}`]);
-		}
+		if (credentials.length) await this.importEntries('credentials', credentials);
+		if (workflows.length) await this.importEntries('workflow', workflows);
 		for (const id of publish) {
 			this.log(`publishing workflow ${id}…`);
 			// 2.x "publishes" a workflow; 1.x activates it (publish:workflow does not exist there).
@@ -215,6 +201,14 @@ export class N8nInstance {
 					: ['update:workflow', `--id=${id}`, '--active=true'],
 			);
 		}
+	}
+
+	/** `n8n import:<kind>` of these entries, written to a file in the user folder first. */
+	private async importEntries(kind: 'credentials' | 'workflow', entries: object[]): Promise<void> {
+		const file = join(this.userFolder, `${kind}.import.json`);
+		writeFileSync(file, JSON.stringify(entries, null, 2));
+		this.log(`importing ${kind} (${entries.length})…`);
+		await this.cli([`import:${kind}`, `--input=${file}`]);
 	}
 
 	private publishedWebhooks(): Array<{ path: string; method: string }> {

