@@ -5,6 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import type { Pool } from 'pg';
+
 import { templateCredentials } from '../test/support/n8n/credentials';
 import { N8nExecutions } from '../test/support/n8n/executions';
 import { N8nInstance } from '../test/support/n8n/instance';
@@ -15,7 +17,6 @@ import {
 	tablesSql,
 	webhookPathOf,
 } from '../test/support/workflows';
-import type { BenchContext } from './benchmark';
 import {
 	batchClaimWorkflow,
 	claimWithBusinessStepWorkflow,
@@ -56,7 +57,12 @@ export async function startN8nForBench({
 	url,
 	quick,
 	log,
-}: BenchContext): Promise<BenchN8n | { skipped: string }> {
+}: {
+	pool: Pool;
+	url: string;
+	quick: boolean;
+	log(message: string): void;
+}): Promise<BenchN8n | { skipped: string }> {
 	const paths = runtimePaths();
 	const installed = [paths.nodeDir, paths.n8nDir].every((dir) =>
 		existsSync(join(dir, '.complete')),
