@@ -2,11 +2,12 @@ import { Pool } from 'pg';
 
 import { createAppDatabase, type AppDatabase } from '../appDatabase';
 import { withClient } from '../database';
-import { startTestPostgres, type TestPostgres } from '../postgres';
+import { startPostgres, startTestPostgres, type TestPostgres } from '../postgres';
 import { REPO_ROOT, tablesSql, type WorkflowJson } from '../workflows';
 import { templateCredentials, type CredentialEntry } from './credentials';
 import { N8nExecutions } from './executions';
 import { N8nInstance, type N8nInstanceOptions } from './instance';
+import type { Log } from './runtime';
 
 /** What a suite drives: one n8n instance, or a queue-mode cluster. */
 export interface N8nRunner {
@@ -44,6 +45,11 @@ export interface AppWithN8nOptions<Runner extends N8nRunner> {
 	 * database of its own on the test server, so the restart does not take n8n down with it.
 	 */
 	appServerUrl?: string;
+	/** A server to use instead of the test server (startTestPostgres); it is left running on close. */
+	serverUrl?: string;
+	/** More environment for n8n (e.g. the owner account to sign in with), and where its progress goes. */
+	env?: Record<string, string>;
+	log?: Log;
 	/** How n8n runs (default one instance), given the package, credentials, workflows and database. */
 	launch?: (options: N8nInstanceOptions & { databaseUrl: string }) => Promise<Runner>;
 }
@@ -51,7 +57,9 @@ export interface AppWithN8nOptions<Runner extends N8nRunner> {
 export async function startAppWithN8n<Runner extends N8nRunner = N8nInstance>(
 	options: AppWithN8nOptions<Runner>,
 ): Promise<AppWithN8n<Runner>> {
-	const server = await startTestPostgres();
+	const server = options.serverUrl
+		? await startPostgres(options.serverUrl)
+		: await startTestPostgres();
 	const app = await createAppDatabase(options.appServerUrl ?? server.url, options.prefix);
 	await withClient(app.appUrl, (client) => client.query(`${tablesSql()}\n${options.appSql ?? ''}`));
 	const pool = new Pool({ connectionString: app.adminUrl, max: 4 });
@@ -62,30 +70,40 @@ export async function startAppWithN8n<Runner extends N8nRunner = N8nInstance>(
 	await n8nPool.query(`CREATE SCHEMA ${options.n8nSchema}`);
 	const launch =
 		options.launch ?? ((instance) => N8nInstance.create(instance) as Promise<N8nRunner>);
-	const n8n = (await launch({
-		packageDir: REPO_ROOT,
-		credentials: [...templateCredentials(app.appUrl), ...(options.extraCredentials ?? [])],
-		workflows: options.workflows,
-		publish: options.publish,
-		databaseUrl: n8nHome.adminUrl,
-		databaseSchema: options.n8nSchema,
-	})) as Runner;
-	await n8n.start();
+	let n8n: Runner | undefined;
+	const close = async () => {
+		await n8n?.close();
+		await pool.end();
+		if (n8nHome !== app) {
+			await n8nPool.end();
+			await n8nHome.drop();
+		}
+		await app.drop();
+		await server.stop();
+	};
+	try {
+		n8n = (await launch({
+			packageDir: REPO_ROOT,
+			credentials: [...templateCredentials(app.appUrl), ...(options.extraCredentials ?? [])],
+			workflows: options.workflows,
+			publish: options.publish,
+			databaseUrl: n8nHome.adminUrl,
+			databaseSchema: options.n8nSchema,
+			env: options.env,
+			log: options.log,
+		})) as Runner;
+		await n8n.start();
+	} catch (error) {
+		// A failed start leaves no user folder, app database or server behind.
+		await close().catch(() => undefined);
+		throw error;
+	}
 	return {
 		server,
 		app,
 		pool,
 		n8n,
 		executions: new N8nExecutions(n8nPool, options.n8nSchema),
-		close: async () => {
-			await n8n.close();
-			await pool.end();
-			if (n8nHome !== app) {
-				await n8nPool.end();
-				await n8nHome.drop();
-			}
-			await app.drop();
-			await server.stop();
-		},
+		close,
 	};
 }
