@@ -23,7 +23,8 @@ export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, 
 		loadKeyTable(dist, pool, TABLE, {
 			count: total,
 			days: DAYS,
-			keySql: "'evt:evt_' || substr(md5(i::text), 1, 24)",
+			keyPrefix: 'evt:evt_',
+			keySuffixSql: 'substr(md5(i::text), 1, 24)',
 			claimTokens: true,
 		}),
 	);

@@ -61,7 +61,8 @@ export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, l
 			loadKeyTable(dist, pool, tables[index], {
 				count: size,
 				days: 30,
-				keySql: `'${keyOf('evt_')}' || lpad(to_hex(i), 24, '0')`,
+				keyPrefix: keyOf('evt_'),
+				keySuffixSql: "lpad(to_hex(i), 24, '0')",
 			}),
 		);
 		perMillion.push(size === 0 ? NaN : (await tableSizes(pool, ref)).total / (size / 1e6));

@@ -8,8 +8,10 @@ export interface BulkKeys {
 	count: number;
 	/** first_seen spread evenly over this many days up to now (first_seen = last_seen). */
 	days: number;
-	/** The key of row `i` of generate_series, as SQL. */
-	keySql: string;
+	/** Every key starts with this (sent as a parameter)… */
+	keyPrefix: string;
+	/** …followed by this SQL expression of row `i` of generate_series. */
+	keySuffixSql: string;
 	/** Also write a claim token per row, as the node's claim-once rows carry. */
 	claimTokens?: boolean;
 }
@@ -22,7 +24,7 @@ export async function loadKeyTable(
 	dist: Dist,
 	pool: Pool,
 	table: string,
-	{ count, days, keySql, claimTokens = false }: BulkKeys,
+	{ count, days, keyPrefix, keySuffixSql, claimTokens = false }: BulkKeys,
 ): Promise<TableRef> {
 	const ref = dist.tableRef('public', table);
 	await pool.query(`DROP TABLE IF EXISTS ${ref.qualified}`);
@@ -33,10 +35,10 @@ export async function loadKeyTable(
 	await pool.query(`DROP INDEX ${ref.firstSeenIndex}`);
 	await pool.query(
 		`INSERT INTO ${ref.qualified} (key, first_seen, last_seen, deliveries, status${claimTokens ? ', claim_token' : ''})
-		 SELECT ${keySql}, ts, ts, 1, 'completed'${claimTokens ? ", md5(i::text || 'token')::uuid::text" : ''}
+		 SELECT $2 || ${keySuffixSql}, ts, ts, 1, 'completed'${claimTokens ? ", md5(i::text || 'token')::uuid::text" : ''}
 		 FROM generate_series(1, $1::int) AS i,
-		      LATERAL (SELECT now() - make_interval(secs => (${days} * 86400.0) * (1 - i::float8 / $1::int)) AS ts) AS t`,
-		[count],
+		      LATERAL (SELECT now() - make_interval(secs => ($3::float8 * 86400.0) * (1 - i::float8 / $1::int)) AS ts) AS t`,
+		[count, keyPrefix, days],
 	);
 	await pool.query(`ALTER TABLE ${ref.qualified} ADD CONSTRAINT ${table}_pkey PRIMARY KEY (key)`);
 	await pool.query(ddl[ddl.length - 1]); // CREATE INDEX … (first_seen)
