@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { connectWhenReady } from './database';
 import { freePort } from './freePort';
 import {
