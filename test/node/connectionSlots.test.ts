@@ -42,6 +42,25 @@ function deliver(process: number, id: string): Promise<INodeExecutionData[][]> {
 	);
 }
 
+const noSlotMessage = new RegExp(
+	`has no connection slot left .*processes × pool size must stay below the server's max_connections`,
+);
+function expectNoSlotError(reason: unknown): void {
+	expect((reason as Error).message).toMatch(noSlotMessage);
+}
+
+/** Each retry goes to the next process, as a load balancer in front of several n8n processes sends it. */
+async function retryUntilAnswered(event: number, id: string): Promise<INodeExecutionData[][]> {
+	for (let attempt = 0; ; attempt++) {
+		try {
+			return await deliver((event + attempt) % PROCESSES, id);
+		} catch (error) {
+			expectNoSlotError(error);
+			if (attempt === 2 * PROCESSES) throw error;
+		}
+	}
+}
+
 describe('more n8n processes × pool size than the server has connections', () => {
 	it('a delivery that finds no slot fails with a clear error and claims nothing; its retry is processed once', async () => {
 		await deliver(0, 'warm-up');
@@ -51,30 +70,49 @@ describe('more n8n processes × pool size than the server has connections', () =
 			(result) => result.status === 'rejected',
 		) as PromiseRejectedResult[];
 		expect(refused.length).toBeGreaterThan(0);
-		for (const { reason } of refused) {
-			expect((reason as Error).message).toMatch(
-				new RegExp(
-					`has no connection slot left .*processes × pool size must stay below the server's max_connections`,
-				),
-			);
-		}
-		// The provider retries what failed, one at a time; every event ends claimed once, none lost.
+		for (const { reason } of refused) expectNoSlotError(reason);
+		// The provider retries what failed, one at a time, until a process answers: a retry that lands on a
+		// process whose pool holds no connection while the others' idle connections hold every slot is
+		// refused again, the same way, and the next retry reaches another process.
 		let newCount = firstTry.filter(
 			(result) => result.status === 'fulfilled' && result.value[0].length === 1,
 		).length;
 		for (const [i, result] of firstTry.entries()) {
-			if (result.status === 'rejected') {
-				const [fresh, duplicate] = await deliver(i % PROCESSES, events[i]);
-				expect([fresh.length, duplicate.length]).toEqual([1, 0]);
-				expect((fresh[0].json.idempotency as IDataObject).isNew).toBe(true);
-				newCount++;
-			}
+			if (result.status === 'fulfilled') continue;
+			const answered = await retryUntilAnswered(i, events[i]);
+			expect([answered[0].length, answered[1].length]).toEqual([1, 0]);
+			expect((answered[0][0].json.idempotency as IDataObject).isNew).toBe(true);
+			newCount++;
 		}
 		expect(newCount).toBe(events.length);
 		await closeAllPools(); // the processes' idle connections hold every slot
 		const rows = await withClient(server.url, (client) =>
 			client.query<{ n: number }>(
 				`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_slot_%'`,
+			),
+		);
+		expect(rows.rows[0].n).toBe(events.length);
+	}, 60_000);
+
+	it("a retry that reaches a process holding no connection, while another process's idle connections hold every slot, is refused the same way and claims nothing", async () => {
+		const events = Array.from({ length: 20 }, (_, i) => `evt_full_${i}`);
+		// Two bursts on process 0: after the second, its pool holds every slot the server has, idle.
+		const settled = [
+			...(await Promise.allSettled(events.slice(0, 10).map((id) => deliver(0, id)))),
+			...(await Promise.allSettled(events.slice(10).map((id) => deliver(0, id)))),
+		];
+		const refused = events.filter((_, i) => settled[i].status === 'rejected');
+		expect(refused.length).toBeGreaterThanOrEqual(2 * (10 - MAX_CONNECTIONS));
+		for (const id of refused) {
+			await expect(deliver(1, id)).rejects.toThrow(noSlotMessage);
+			const [fresh, duplicate] = await deliver(0, id);
+			expect([fresh.length, duplicate.length]).toEqual([1, 0]);
+			expect((fresh[0].json.idempotency as IDataObject).isNew).toBe(true);
+		}
+		await closeAllPools();
+		const rows = await withClient(server.url, (client) =>
+			client.query<{ n: number }>(
+				`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_full_%'`,
 			),
 		);
 		expect(rows.rows[0].n).toBe(events.length);
