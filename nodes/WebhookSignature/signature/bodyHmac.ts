@@ -1,7 +1,7 @@
 import { hmac } from './hmac';
 import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
-import { refuse, type SchemeVerifier } from './verdict';
+import { malformedHeader, type SchemeVerifier } from './verdict';
 
 /** A sender that puts the HMAC-SHA256 of the raw body, and nothing else, in one header. */
 export interface BodyHmacScheme {
@@ -20,11 +20,7 @@ export function bodyHmacVerifier(sender: BodyHmacScheme): SchemeVerifier {
 		if (!parts.ok) return parts.verdict;
 		const digest = sender.readDigest(parts.headers[0]);
 		if (!digest) {
-			return refuse(
-				sender.scheme,
-				'malformed_header',
-				`header ${sender.header} is not ${sender.format}`,
-			);
+			return malformedHeader(sender.scheme, sender.header, `is not ${sender.format}`);
 		}
 		return signedVerdict(
 			sender.scheme,

@@ -3,7 +3,13 @@ import { decodeBase64, decodeHex, hmac, type HmacAlgorithm } from './hmac';
 import { signedVerdict } from './signedVerdict';
 import { headerFailure, readSignedParts } from './signedParts';
 import { parseUnixSeconds } from './timestamp';
-import { SignatureConfigError, refuse, type SchemeVerifier, type VerifyOptions } from './verdict';
+import {
+	SignatureConfigError,
+	malformedHeader,
+	refuse,
+	type SchemeVerifier,
+	type VerifyOptions,
+} from './verdict';
 
 const SCHEME = 'genericHmac';
 
@@ -32,13 +38,20 @@ export const verifyGenericHmac: SchemeVerifier<
 	const signed = readSignedParts(SCHEME, request, [settings.signatureHeader]);
 	if (!signed.ok) return signed.verdict;
 	const [header] = signed.headers;
-	const malformedHeader = (problem: string) =>
-		refuse(SCHEME, 'malformed_header', `header ${settings.signatureHeader} ${problem}`);
 	if (!header.startsWith(settings.prefix))
-		return malformedHeader(`does not start with "${settings.prefix}"`);
+		return malformedHeader(
+			SCHEME,
+			settings.signatureHeader,
+			`does not start with "${settings.prefix}"`,
+		);
 	const digestText = header.slice(settings.prefix.length);
 	const given = settings.encoding === 'hex' ? decodeHex(digestText) : decodeBase64(digestText);
-	if (!given) return malformedHeader(`is not ${settings.encoding} after its prefix`);
+	if (!given)
+		return malformedHeader(
+			SCHEME,
+			settings.signatureHeader,
+			`is not ${settings.encoding} after its prefix`,
+		);
 
 	let signedAt: number | null = null;
 	let timestampText = '';

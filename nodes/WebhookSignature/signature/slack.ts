@@ -2,7 +2,7 @@ import { decodeHex, hmac } from './hmac';
 import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
 import { parseUnixSeconds } from './timestamp';
-import { refuse, type SchemeVerifier } from './verdict';
+import { malformedHeader, type SchemeVerifier } from './verdict';
 
 const SCHEME = 'slack';
 const SIGNATURE_HEADER = 'X-Slack-Signature';
@@ -15,11 +15,7 @@ export const verifySlack: SchemeVerifier = (request, secrets, options) => {
 	const [signature, timestamp] = parts.headers;
 	const match = /^v0=([0-9a-fA-F]{64})$/.exec(signature);
 	if (!match)
-		return refuse(
-			SCHEME,
-			'malformed_header',
-			`header ${SIGNATURE_HEADER} is not "v0=" followed by 64 hex digits`,
-		);
+		return malformedHeader(SCHEME, SIGNATURE_HEADER, 'is not "v0=" followed by 64 hex digits');
 	const parsed = parseUnixSeconds(SCHEME, `header ${TIMESTAMP_HEADER}`, timestamp);
 	if (!parsed.ok) return parsed.verdict;
 

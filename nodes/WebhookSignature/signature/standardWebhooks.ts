@@ -3,7 +3,7 @@ import { decodeBase64, hmac, matchesAny } from './hmac';
 import { readSignedParts } from './signedParts';
 import { verifiedVerdict } from './signedVerdict';
 import { parseUnixSeconds } from './timestamp';
-import { SignatureConfigError, refuse, type SchemeVerifier } from './verdict';
+import { SignatureConfigError, malformedHeader, type SchemeVerifier } from './verdict';
 
 /** Standard Webhooks names its headers `webhook-*`; Svix, which the standard grew out of, `svix-*`. */
 export type StandardWebhooksFlavour = 'webhook' | 'svix';
@@ -17,8 +17,7 @@ export type StandardWebhooksFlavour = 'webhook' | 'svix';
 export function standardWebhooksVerifier(flavour: StandardWebhooksFlavour): SchemeVerifier {
 	const scheme = flavour === 'svix' ? 'svix' : 'standardWebhooks';
 	const headerNames = [`${flavour}-id`, `${flavour}-timestamp`, `${flavour}-signature`];
-	const malformedSignatures = (problem: string) =>
-		refuse(scheme, 'malformed_header', `header ${flavour}-signature ${problem}`);
+	const signatureHeader = `${flavour}-signature`;
 	return (request, secrets, options) => {
 		const parts = readSignedParts(scheme, request, headerNames);
 		if (!parts.ok) return parts.verdict;
@@ -27,15 +26,25 @@ export function standardWebhooksVerifier(flavour: StandardWebhooksFlavour): Sche
 		const signatures: Record<'v1' | 'v1a', Buffer[]> = { v1: [], v1a: [] };
 		for (const entry of signatureList.split(' ').filter((token) => token !== '')) {
 			const comma = entry.indexOf(',');
-			if (comma <= 0) return malformedSignatures('has an entry that is not "version,signature"');
+			if (comma <= 0)
+				return malformedHeader(
+					scheme,
+					signatureHeader,
+					'has an entry that is not "version,signature"',
+				);
 			const version = entry.slice(0, comma);
 			if (version !== 'v1' && version !== 'v1a') continue;
 			const decoded = decodeBase64(entry.slice(comma + 1));
-			if (!decoded) return malformedSignatures(`has a ${version} entry that is not base64`);
+			if (!decoded)
+				return malformedHeader(
+					scheme,
+					signatureHeader,
+					`has a ${version} entry that is not base64`,
+				);
 			signatures[version].push(decoded);
 		}
 		if (signatures.v1.length + signatures.v1a.length === 0)
-			return malformedSignatures('carries no v1 or v1a signature');
+			return malformedHeader(scheme, signatureHeader, 'carries no v1 or v1a signature');
 		const parsed = parseUnixSeconds(scheme, `header ${flavour}-timestamp`, timestamp);
 		if (!parsed.ok) return parsed.verdict;
 

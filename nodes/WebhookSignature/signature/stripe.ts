@@ -2,12 +2,10 @@ import { decodeHex, hmac } from './hmac';
 import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
 import { parseUnixSeconds } from './timestamp';
-import { refuse, type SchemeVerifier } from './verdict';
+import { malformedHeader, type SchemeVerifier } from './verdict';
 
 const SCHEME = 'stripe';
 const HEADER = 'Stripe-Signature';
-const malformedHeader = (problem: string) =>
-	refuse(SCHEME, 'malformed_header', `header ${HEADER} ${problem}`);
 
 /**
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 of `{t}.{raw body}`. Any v1 may
@@ -22,7 +20,7 @@ export const verifyStripe: SchemeVerifier = (request, secrets, options) => {
 	const signatures: Buffer[] = [];
 	for (const entry of header.split(',')) {
 		const equals = entry.indexOf('=');
-		if (equals <= 0) return malformedHeader('has an entry that is not key=value');
+		if (equals <= 0) return malformedHeader(SCHEME, HEADER, 'has an entry that is not key=value');
 		const key = entry.slice(0, equals).trim();
 		const value = entry.slice(equals + 1).trim();
 		if (key === 't') timestamps.push(value);
@@ -33,8 +31,8 @@ export const verifyStripe: SchemeVerifier = (request, secrets, options) => {
 		}
 	}
 	if (timestamps.length !== 1)
-		return malformedHeader(`must carry exactly one t=, found ${timestamps.length}`);
-	if (signatures.length === 0) return malformedHeader('carries no v1= signature');
+		return malformedHeader(SCHEME, HEADER, `must carry exactly one t=, found ${timestamps.length}`);
+	if (signatures.length === 0) return malformedHeader(SCHEME, HEADER, 'carries no v1= signature');
 	const parsed = parseUnixSeconds(SCHEME, `${HEADER} t=`, timestamps[0]);
 	if (!parsed.ok) return parsed.verdict;
 

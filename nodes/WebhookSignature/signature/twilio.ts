@@ -5,6 +5,7 @@ import { readSignedParts } from './signedParts';
 import { signedVerdict } from './signedVerdict';
 import {
 	SignatureConfigError,
+	malformedHeader,
 	refuse,
 	type SchemeVerifier,
 	type SignatureVerdict,
@@ -37,7 +38,7 @@ export const verifyTwilio: SchemeVerifier<VerifyOptions & { publicUrl?: string }
 	const body = parts.body;
 	const given = decodeBase64(parts.headers[0]);
 	if (!given || given.length !== 20)
-		return refuse(SCHEME, 'malformed_header', `header ${HEADER} is not a base64 SHA-1 digest`);
+		return malformedHeader(SCHEME, HEADER, 'is not a base64 SHA-1 digest');
 
 	const bodyHash = request.query?.[BODY_HASH_PARAM];
 	const content =

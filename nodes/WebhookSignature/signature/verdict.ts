@@ -58,5 +58,10 @@ export function refuse(
 	return { valid: false, scheme, reason, message };
 }
 
+/** A named header is present but not in its scheme's format: `header <name> <problem>`. */
+export function malformedHeader(scheme: string, header: string, problem: string): SignatureVerdict {
+	return refuse(scheme, 'malformed_header', `header ${header} ${problem}`);
+}
+
 export const RAW_BODY_MISSING =
 	'no raw request bytes: turn on the Webhook node\'s "Raw Body" option (signatures cover the exact bytes; re-serialised JSON is never verified)';
