@@ -9,6 +9,7 @@ import { RestartablePostgres } from '../support/restartablePostgres';
 /** A server with room for 8 connections, and three n8n processes that each keep a default pool of 10. */
 const MAX_CONNECTIONS = 8;
 const PROCESSES = 3;
+const POOL_SIZE = 10;
 
 let server: RestartablePostgres;
 beforeAll(async () => {
@@ -49,6 +50,12 @@ function expectNoSlotError(reason: unknown): void {
 	expect((reason as Error).message).toMatch(noSlotMessage);
 }
 
+/** The one item leaves on New, claimed now: nothing an earlier, refused attempt did stands in its way. */
+function expectNew([fresh, duplicate]: INodeExecutionData[][]): void {
+	expect([fresh.length, duplicate.length]).toEqual([1, 0]);
+	expect((fresh[0].json.idempotency as IDataObject).isNew).toBe(true);
+}
+
 /** Each retry goes to the next process, as a load balancer in front of several n8n processes sends it. */
 async function retryUntilAnswered(event: number, id: string): Promise<INodeExecutionData[][]> {
 	for (let attempt = 0; ; attempt++) {
@@ -59,6 +66,17 @@ async function retryUntilAnswered(event: number, id: string): Promise<INodeExecu
 			if (attempt === 2 * PROCESSES) throw error;
 		}
 	}
+}
+
+/** Rows whose key starts with `prefix`, read once the processes' pools are closed (their idle connections hold every slot). */
+async function claimedRows(prefix: string): Promise<number> {
+	await closeAllPools();
+	const { rows } = await withClient(server.url, (client) =>
+		client.query<{ n: number }>(`SELECT count(*)::int AS n FROM slots WHERE key LIKE $1 || '%'`, [
+			prefix,
+		]),
+	);
+	return rows[0].n;
 }
 
 describe('more n8n processes × pool size than the server has connections', () => {
@@ -79,42 +97,26 @@ describe('more n8n processes × pool size than the server has connections', () =
 		).length;
 		for (const [i, result] of firstTry.entries()) {
 			if (result.status === 'fulfilled') continue;
-			const answered = await retryUntilAnswered(i, events[i]);
-			expect([answered[0].length, answered[1].length]).toEqual([1, 0]);
-			expect((answered[0][0].json.idempotency as IDataObject).isNew).toBe(true);
+			expectNew(await retryUntilAnswered(i, events[i]));
 			newCount++;
 		}
 		expect(newCount).toBe(events.length);
-		await closeAllPools(); // the processes' idle connections hold every slot
-		const rows = await withClient(server.url, (client) =>
-			client.query<{ n: number }>(
-				`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_slot_%'`,
-			),
-		);
-		expect(rows.rows[0].n).toBe(events.length);
+		expect(await claimedRows('evt:evt_slot_')).toBe(events.length);
 	}, 60_000);
 
 	it("a retry that reaches a process holding no connection, while another process's idle connections hold every slot, is refused the same way and claims nothing", async () => {
-		const events = Array.from({ length: 20 }, (_, i) => `evt_full_${i}`);
+		const events = Array.from({ length: 2 * POOL_SIZE }, (_, i) => `evt_full_${i}`);
 		// Two bursts on process 0: after the second, its pool holds every slot the server has, idle.
 		const settled = [
-			...(await Promise.allSettled(events.slice(0, 10).map((id) => deliver(0, id)))),
-			...(await Promise.allSettled(events.slice(10).map((id) => deliver(0, id)))),
+			...(await Promise.allSettled(events.slice(0, POOL_SIZE).map((id) => deliver(0, id)))),
+			...(await Promise.allSettled(events.slice(POOL_SIZE).map((id) => deliver(0, id)))),
 		];
 		const refused = events.filter((_, i) => settled[i].status === 'rejected');
-		expect(refused.length).toBeGreaterThanOrEqual(2 * (10 - MAX_CONNECTIONS));
+		expect(refused.length).toBeGreaterThanOrEqual(2 * (POOL_SIZE - MAX_CONNECTIONS));
 		for (const id of refused) {
 			await expect(deliver(1, id)).rejects.toThrow(noSlotMessage);
-			const [fresh, duplicate] = await deliver(0, id);
-			expect([fresh.length, duplicate.length]).toEqual([1, 0]);
-			expect((fresh[0].json.idempotency as IDataObject).isNew).toBe(true);
+			expectNew(await deliver(0, id));
 		}
-		await closeAllPools();
-		const rows = await withClient(server.url, (client) =>
-			client.query<{ n: number }>(
-				`SELECT count(*)::int AS n FROM slots WHERE key LIKE 'evt:evt_full_%'`,
-			),
-		);
-		expect(rows.rows[0].n).toBe(events.length);
+		expect(await claimedRows('evt:evt_full_')).toBe(events.length);
 	}, 60_000);
 });
