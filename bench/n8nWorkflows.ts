@@ -121,7 +121,7 @@ export function signedClaimWorkflow(path = 'bench-signed-claim'): WorkflowJson {
 					signedContent: '{body}',
 					options: {},
 				},
-				{ credentials: { webhookSigningSecretApi: byName(SIGNING_CREDENTIAL) } },
+				{ credentials: { idempotencyWebhookSigningApi: byName(SIGNING_CREDENTIAL) } },
 			),
 			claim({ options: { table: 'bench_n8n_signed_claims' } }),
 			respond('Respond New', '{"status":"new"}'),

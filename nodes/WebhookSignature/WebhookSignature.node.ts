@@ -28,7 +28,11 @@ export class WebhookSignature implements INodeType {
 			{ type: NodeConnectionTypes.Main, displayName: 'Invalid' },
 		],
 		credentials: [
-			{ name: 'webhookSigningSecretApi', required: true, testedBy: 'webhookSigningSecretTest' },
+			{
+				name: 'idempotencyWebhookSigningApi',
+				required: true,
+				testedBy: 'webhookSigningSecretTest',
+			},
 		],
 		properties: signatureProperties,
 	};

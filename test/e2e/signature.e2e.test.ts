@@ -195,7 +195,7 @@ function step(name: string, body: () => Promise<void>): void {
 
 /** This package's signing-secret credential, for `n8n import:credentials`. */
 function signingCredential(id: string, name: string, secret: string): CredentialEntry {
-	return { id, name, type: 'webhookSigningSecretApi', data: { secret } };
+	return { id, name, type: 'idempotencyWebhookSigningApi', data: { secret } };
 }
 
 /**
@@ -208,7 +208,7 @@ function templateSignedWith(file: string, credential: CredentialEntry): Workflow
 	for (const node of workflow.nodes as Array<{
 		credentials?: Record<string, { id?: string; name: string }>;
 	}>) {
-		const signing = node.credentials?.webhookSigningSecretApi;
+		const signing = node.credentials?.idempotencyWebhookSigningApi;
 		if (signing) signing.id = credential.id;
 	}
 	return workflow;

@@ -222,7 +222,7 @@ describe('Webhook Signing Secret credential test', () => {
 		webhookSigningSecretTest.call({} as never, {
 			id: '1',
 			name: 'c',
-			type: 'webhookSigningSecretApi',
+			type: 'idempotencyWebhookSigningApi',
 			data,
 		});
 

@@ -2,7 +2,7 @@ import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
 import type { SigningSecrets } from '../signature/verdict';
 
-export const SIGNING_SECRET_CREDENTIAL = 'webhookSigningSecretApi';
+export const SIGNING_SECRET_CREDENTIAL = 'idempotencyWebhookSigningApi';
 
 /** The secrets of the node's credential; an empty secret would verify nothing, so it is a node error. */
 export async function readSigningSecrets(context: IExecuteFunctions): Promise<SigningSecrets> {

@@ -18,7 +18,7 @@ export const IDEMPOTENCY_CREDENTIAL = {
 export const SIGNING_CREDENTIAL = {
 	id: 'idemDevSigning01',
 	name: 'Webhook signing secret',
-	type: 'webhookSigningSecretApi',
+	type: 'idempotencyWebhookSigningApi',
 };
 /** The secret the node template's Webhook Signature node checks in dev and e2e runs (never a real one). */
 export const TEMPLATE_SIGNING_SECRET = 'local-test-signing-secret';

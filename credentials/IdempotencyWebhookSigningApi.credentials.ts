@@ -4,8 +4,8 @@ import type { ICredentialType, INodeProperties } from 'n8n-workflow';
  * The secret a webhook provider signs with, and the one before it while a rotation is under way: kept in
  * n8n's encrypted credential store, never in node parameters or exported workflow JSON.
  */
-export class WebhookSigningSecretApi implements ICredentialType {
-	name = 'webhookSigningSecretApi';
+export class IdempotencyWebhookSigningApi implements ICredentialType {
+	name = 'idempotencyWebhookSigningApi';
 
 	displayName = 'Webhook Signing Secret API';
 
