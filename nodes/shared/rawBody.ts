@@ -12,12 +12,19 @@ export const binaryPropertyOption: INodeProperties = {
 	description: 'Where the Webhook node puts the raw request bytes (its Raw Body option must be on)',
 };
 
-/** The item's raw request bytes, or undefined when it carries none under the option's property. */
+/** The binary property the option names for this item. */
+export function rawBodyProperty(context: IExecuteFunctions, index: number): string {
+	return context.getNodeParameter('options.binaryPropertyName', index, 'data') as string;
+}
+
+/** The item's raw request bytes, or undefined when it carries none under that property. */
 export async function readRawBody(
 	context: IExecuteFunctions,
 	item: INodeExecutionData,
 	index: number,
+	property = rawBodyProperty(context, index),
 ): Promise<Buffer | undefined> {
-	const name = context.getNodeParameter('options.binaryPropertyName', index, 'data') as string;
-	return item.binary?.[name] ? await context.helpers.getBinaryDataBuffer(index, name) : undefined;
+	return item.binary?.[property]
+		? await context.helpers.getBinaryDataBuffer(index, property)
+		: undefined;
 }

@@ -1,4 +1,4 @@
-import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, INode, INodeExecutionData } from 'n8n-workflow';
 
 import { WebhookSignature } from '../../nodes/WebhookSignature/WebhookSignature.node';
 import { webhookSigningSecretTest } from '../../nodes/WebhookSignature/methods/credentialTest';
@@ -7,6 +7,7 @@ import type { PostgresCredentials } from '../../nodes/Idempotency/transport/post
 import {
 	genericHeader,
 	githubHeader,
+	slackHeaders,
 	standardWebhooksHeaders,
 	stripeHeader,
 	twilioJsonSignature,
@@ -19,7 +20,15 @@ const PREVIOUS = 'whsec_node_previous_987654321';
 async function run(
 	items: INodeExecutionData[],
 	parameters: IDataObject,
-	extra: { continueOnFail?: boolean; secret?: string; previousSecret?: string } = {},
+	extra: {
+		continueOnFail?: boolean;
+		onError?: INode['onError'];
+		secret?: string;
+		previousSecret?: string;
+		perItem?: (name: string, index: number) => unknown;
+		/** n8n cannot read the credential (e.g. an expression in it fails), with this message. */
+		credentialFails?: string;
+	} = {},
 ) {
 	const context = executeContext(items, {
 		parameters,
@@ -29,8 +38,15 @@ async function run(
 			previousSecret: extra.previousSecret ?? '',
 		} as unknown as PostgresCredentials,
 		continueOnFail: extra.continueOnFail,
+		onError: extra.onError,
+		perItem: extra.perItem,
 		nodeName: 'Webhook Signature',
 	});
+	if (extra.credentialFails !== undefined) {
+		context.getCredentials = async () => {
+			throw new Error(extra.credentialFails);
+		};
+	}
 	return node.execute.call(context);
 }
 
@@ -185,10 +201,23 @@ describe('Webhook Signature node', () => {
 			{ continueOnFail: true },
 		);
 		expect(valid).toHaveLength(0);
-		expect(invalid[0]).toEqual({
-			json: { error: expect.stringMatching(/^Item 0: Twilio needs/) },
-			pairedItem: { item: 0 },
-		});
+		// Not an error item: under "Continue (using error output)" n8n would move that to an error output the
+		// workflow may not answer from; an Invalid verdict is answered like any forged delivery.
+		expect(invalid).toEqual([
+			{
+				json: {
+					...item.json,
+					webhookSignature: {
+						valid: false,
+						scheme: 'twilio',
+						reason: 'configuration_error',
+						message: expect.stringMatching(/^Twilio needs the public URL/),
+					},
+				},
+				binary: item.binary,
+				pairedItem: { item: 0 },
+			},
+		]);
 	});
 
 	it('a credential without a secret is a node error', async () => {
@@ -214,6 +243,202 @@ describe('Webhook Signature node', () => {
 
 	it('no input items, no work', async () => {
 		expect(await run([], { scheme: 'stripe' })).toEqual([[], []]);
+	});
+});
+
+describe('a Valid item carries only what was signed', () => {
+	const STRIPE = { scheme: 'stripe', toleranceSeconds: 300 };
+
+	it('json.body is the parse of the verified bytes, whatever arrived in json.body', async () => {
+		const signedBody = '{"id":"evt_signed","type":"invoice.paid"}';
+		const item = stripeItem(signedBody);
+		// What n8n hands on when something else filled json.body (a multipart field, a node in between).
+		item.json.body = { id: 'evt_victim', type: 'invoice.paid' };
+		const [valid] = await run([item], STRIPE);
+		expect(valid[0].json.body).toEqual({ id: 'evt_signed', type: 'invoice.paid' });
+	});
+
+	it('only the verified binary property leaves Valid; any other file is dropped', async () => {
+		const item = stripeItem('{"id":"evt_1"}');
+		const verified = item.binary!.data;
+		item.binary!.attachment = {
+			data: Buffer.from('{"id":"evt_victim"}').toString('base64'),
+			mimeType: 'application/json',
+		};
+		const [valid] = await run([item], STRIPE);
+		expect(valid[0].binary).toEqual({ data: verified });
+	});
+
+	it('a genuinely signed body replayed as multipart (the signed JSON as file "data", a forged id field) is Invalid with unsigned_body', async () => {
+		const captured = '{"id":"evt_captured","type":"invoice.paid"}';
+		const item = stripeItem(captured, nowSeconds());
+		// n8n 2.41.1's Webhook node: form fields in json.body, the file named "data" as binary data.
+		item.json.headers = {
+			...(item.json.headers as IDataObject),
+			'content-type': 'multipart/form-data; boundary=------------------------1d2931183ffb243a',
+		};
+		item.json.body = { id: 'evt_victim' };
+		const [valid, invalid] = await run([item], STRIPE);
+		expect(valid).toHaveLength(0);
+		expect(invalid[0].json.webhookSignature).toEqual({
+			valid: false,
+			scheme: 'stripe',
+			reason: 'unsigned_body',
+			message: expect.stringMatching(
+				/^Content-Type multipart\/form-data: n8n splits such a request/,
+			),
+		});
+	});
+
+	it.each([
+		['text/plain', /^Content-Type text\/plain: the node passes on only JSON/],
+		['application/x-www-form-urlencoded', /but the body is JSON/],
+		['application/json; charset=latin1', /names charset latin1/],
+		['application/octet-stream', /^Content-Type application\/octet-stream/],
+	])(
+		'a genuinely signed JSON body relabelled %s is Invalid with unsigned_body',
+		async (contentType, message) => {
+			const body = '{"id":"evt_é"}';
+			const item = webhookItem(body, {
+				'stripe-signature': stripeHeader(SECRET, nowSeconds(), body),
+				'content-type': contentType,
+			});
+			const [valid, invalid] = await run([item], STRIPE);
+			expect(valid).toHaveLength(0);
+			expect(invalid[0].json.webhookSignature).toMatchObject({ reason: 'unsigned_body', message });
+		},
+	);
+
+	it('a signed JSON body naming "id" twice is Invalid: readers disagree on which id it carries', async () => {
+		const [valid, invalid] = await run(
+			[stripeItem('{"id":"evt_victim","id":"evt_signed"}')],
+			STRIPE,
+		);
+		expect(valid).toHaveLength(0);
+		expect(invalid[0].json.webhookSignature).toMatchObject({
+			reason: 'unsigned_body',
+			message: expect.stringMatching(/names body\.id twice/),
+		});
+	});
+
+	it('a signed form body (Slack) is Valid with its fields as json.body; a repeated field is Invalid', async () => {
+		const form = 'token=x&team_id=T1&command=%2Fdeploy&text=prod+now';
+		const slackItem = (body: string) =>
+			webhookItem(body, {
+				...slackHeaders(SECRET, nowSeconds(), body),
+				'content-type': 'application/x-www-form-urlencoded',
+			});
+		const [valid] = await run([slackItem(form)], { scheme: 'slack', toleranceSeconds: 300 });
+		expect(valid[0].json.body).toEqual({
+			token: 'x',
+			team_id: 'T1',
+			command: '/deploy',
+			text: 'prod now',
+		});
+		const [, invalid] = await run([slackItem(`${form}&team_id=T2`)], {
+			scheme: 'slack',
+			toleranceSeconds: 300,
+		});
+		expect(invalid[0].json.webhookSignature).toMatchObject({
+			reason: 'unsigned_body',
+			message: expect.stringMatching(/field "team_id" more than once/),
+		});
+	});
+
+	it('an empty signed body is Valid with json.body {}', async () => {
+		const [valid] = await run([stripeItem('')], STRIPE);
+		expect(valid[0].json.body).toEqual({});
+	});
+
+	it('a forged multipart request is still a signature_mismatch: the signature is judged first', async () => {
+		const item = webhookItem('{"id":"evt_1"}', {
+			'stripe-signature': stripeHeader('whsec_attacker', nowSeconds(), '{"id":"evt_1"}'),
+			'content-type': 'multipart/form-data; boundary=x',
+		});
+		const [, invalid] = await run([item], STRIPE);
+		expect(reasons(invalid)).toEqual(['signature_mismatch']);
+	});
+});
+
+describe('On Error: no setting lets an unverified item leave Valid', () => {
+	const body = '{"id":"evt_victim"}';
+	// A forgery made with the key a broken credential holds: an HMAC keyed with " " is one anyone can make.
+	const forgedWith = (key: string) =>
+		webhookItem(body, { 'stripe-signature': stripeHeader(key, nowSeconds(), body) });
+	const STRIPE = { scheme: 'stripe', toleranceSeconds: 300 };
+	const failingExpression = (name: string) =>
+		name === 'toleranceSeconds'
+			? (() => {
+					throw new Error("Cannot read properties of undefined (reading 'tolerance')");
+				})()
+			: undefined;
+
+	const broken: Array<[string, Parameters<typeof run>[2], Parameters<typeof run>[1], RegExp]> = [
+		['an empty secret', { secret: '' }, STRIPE, /credential has no secret: Secret is empty/],
+		['a secret of one space', { secret: ' ' }, STRIPE, /Secret holds only whitespace/],
+		['a secret of one newline', { secret: '\n' }, STRIPE, /Secret holds only whitespace/],
+		[
+			'a Previous Secret of whitespace',
+			{ previousSecret: ' \t' },
+			STRIPE,
+			/Previous Secret holds only whitespace/,
+		],
+		[
+			'a credential n8n cannot read',
+			{ credentialFails: 'ExpressionError: access to env vars denied' },
+			STRIPE,
+			/credential could not be read: ExpressionError: access to env vars denied/,
+		],
+		[
+			'a tolerance expression that fails',
+			{ perItem: failingExpression },
+			STRIPE,
+			/^(Item 0: )?Tolerance \(Seconds\): Cannot read/,
+		],
+		[
+			'a tolerance of 0',
+			{},
+			{ scheme: 'stripe', toleranceSeconds: 0 },
+			/Tolerance \(Seconds\) must be a positive number/,
+		],
+		[
+			'Twilio without its public URL',
+			{},
+			{ scheme: 'twilio', publicUrl: ' ' },
+			/Twilio needs the public URL/,
+		],
+	];
+
+	describe.each(broken)('%s', (_label, extra, parameters, message) => {
+		const items = () => [forgedWith(' '), forgedWith(''), forgedWith(SECRET)];
+
+		it('Stop Workflow: a node error naming the field; nothing is routed', async () => {
+			await expect(run(items(), parameters, { ...extra, onError: 'stopWorkflow' })).rejects.toThrow(
+				message,
+			);
+		});
+
+		it.each(['continueRegularOutput', 'continueErrorOutput'] as const)(
+			'%s: every item Invalid with configuration_error naming the field, none Valid',
+			async (onError) => {
+				const [valid, invalid] = await run(items(), parameters, { ...extra, onError });
+				expect(valid).toEqual([]);
+				expect(invalid.map((item) => item.pairedItem)).toEqual([
+					{ item: 0 },
+					{ item: 1 },
+					{ item: 2 },
+				]);
+				for (const item of invalid) {
+					expect(item.json.webhookSignature).toEqual({
+						valid: false,
+						scheme: parameters.scheme,
+						reason: 'configuration_error',
+						message: expect.stringMatching(message),
+					});
+					expect(JSON.stringify(item.json)).not.toContain(SECRET);
+				}
+			},
+		);
 	});
 });
 

@@ -1,83 +1,103 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
-import type { HmacAlgorithm } from '../signature/hmac';
-import { verifySignature, type SchemeSettings } from '../signature/schemes';
-import type { SignedRequest } from '../signature/verdict';
+import { readSignedBody } from '../body/signedBody';
+import { verifySignature } from '../signature/schemes';
+import { refuse, type SignedRequest } from '../signature/verdict';
+import { readParameter, readSchemeSettings } from './readSchemeSettings';
 import { readSigningSecrets } from './readSigningSecrets';
+import { configurationVerdict, invalidItem, validItem } from './verdictItems';
+import { continuingSafely } from '../../shared/continuingSafely';
 import { readRawBody } from '../../shared/rawBody';
 
 /** Output indexes of the Webhook Signature node. */
 export const VALID_OUTPUT = 0;
 export const INVALID_OUTPUT = 1;
 
-/** Checks each item's signature and routes it to Valid or Invalid; the verdict rides along under `webhookSignature`. */
+/**
+ * Checks each item's signature and routes it to Valid or Invalid; the verdict rides along under
+ * `webhookSignature`. Under either Continue setting n8n hands a throwing node's input to its first output,
+ * Valid, so the node never throws there: a setting that verifies nothing makes every item Invalid with
+ * `configuration_error`. Under Stop Workflow it is a node error, and the execution fails.
+ */
 export async function executeVerify(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
+	if (items.length === 0) return [[], []];
+	return await continuingSafely(
+		this,
+		() => verifyItems(this, items),
+		(error) => {
+			const verdict = configurationVerdict(readScheme(this, 0), error);
+			return [[], items.map((item, index) => invalidItem(item, index, verdict))];
+		},
+	);
+}
+
+async function verifyItems(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
 	const outputs: INodeExecutionData[][] = [[], []];
-	if (items.length === 0) return outputs;
-	const secrets = await readSigningSecrets(this);
+	const secrets = await readSigningSecrets(context);
 	// One clock for the whole execution: every item is judged against the same "now".
 	const nowSeconds = Date.now() / 1000;
 
 	for (let index = 0; index < items.length; index++) {
 		const item = items[index];
+		const scheme = readScheme(context, index);
 		try {
-			const scheme = this.getNodeParameter('scheme', index) as string;
+			const property = readParameter(
+				context,
+				'options.binaryPropertyName',
+				index,
+				'data',
+				'Binary Property',
+			);
 			const request: SignedRequest = {
-				rawBody: await readRawBody(this, item, index),
+				rawBody: await readRawBody(context, item, index, property),
 				headers: plainObject(item.json.headers) ?? {},
 				query: plainObject(item.json.query),
 			};
-			const verdict = verifySignature(
-				scheme,
-				request,
-				secrets,
-				readSchemeSettings(this, index, scheme, nowSeconds),
+			const settings = readSchemeSettings(context, index, scheme, nowSeconds);
+			const verdict = verifySignature(scheme, request, secrets, settings);
+			if (!verdict.valid) {
+				outputs[INVALID_OUTPUT].push(invalidItem(item, index, verdict));
+				continue;
+			}
+			const body = readSignedBody(request.rawBody!, headerValue(request.headers, 'content-type'));
+			outputs[body.ok ? VALID_OUTPUT : INVALID_OUTPUT].push(
+				body.ok
+					? validItem(item, index, verdict, body.body, property)
+					: invalidItem(item, index, refuse(scheme, 'unsigned_body', body.problem)),
 			);
-			const routed: INodeExecutionData = {
-				json: { ...item.json, webhookSignature: verdict },
-				pairedItem: { item: index },
-			};
-			if (item.binary) routed.binary = item.binary;
-			outputs[verdict.valid ? VALID_OUTPUT : INVALID_OUTPUT].push(routed);
 		} catch (error) {
 			// A setting that verifies nothing (bad secret format, no public URL): never Valid.
-			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!this.continueOnFail())
-				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
-			outputs[INVALID_OUTPUT].push({ json: { error: message }, pairedItem: { item: index } });
+			if (!context.continueOnFail())
+				throw new NodeOperationError(
+					context.getNode(),
+					`Item ${index}: ${(error as Error).message}`,
+					{
+						itemIndex: index,
+					},
+				);
+			outputs[INVALID_OUTPUT].push(invalidItem(item, index, configurationVerdict(scheme, error)));
 		}
 	}
 	return outputs;
 }
 
-function readSchemeSettings(
-	context: IExecuteFunctions,
-	index: number,
-	scheme: string,
-	nowSeconds: number,
-): SchemeSettings {
-	const settings: SchemeSettings = {
-		nowSeconds,
-		toleranceSeconds: context.getNodeParameter('toleranceSeconds', index, 300) as number,
-	};
-	if (!(settings.toleranceSeconds > 0))
-		throw new Error(
-			`Tolerance must be a positive number of seconds, got ${settings.toleranceSeconds}`,
-		);
-	if (scheme === 'twilio')
-		settings.publicUrl = context.getNodeParameter('publicUrl', index, '') as string;
-	if (scheme === 'genericHmac') {
-		settings.generic = {
-			signatureHeader: context.getNodeParameter('signatureHeader', index, 'X-Signature') as string,
-			algorithm: context.getNodeParameter('algorithm', index, 'sha256') as HmacAlgorithm,
-			encoding: context.getNodeParameter('encoding', index, 'hex') as 'hex' | 'base64',
-			prefix: context.getNodeParameter('prefix', index, '') as string,
-			timestampHeader: (context.getNodeParameter('timestampHeader', index, '') as string).trim(),
-			signedContent: context.getNodeParameter('signedContent', index, '{body}') as string,
-		};
+/** The scheme is a fixed option (no expressions), so reading it cannot fail in a real workflow. */
+function readScheme(context: IExecuteFunctions, index: number): string {
+	try {
+		return String(context.getNodeParameter('scheme', index));
+	} catch {
+		return 'unknown';
 	}
-	return settings;
+}
+
+/** A header's value, matched case-insensitively (Node lowercases names; an item built by hand may not). */
+function headerValue(headers: Record<string, unknown>, name: string): unknown {
+	const match = Object.keys(headers).find((header) => header.toLowerCase() === name);
+	return match === undefined ? undefined : headers[match];
 }
 
 function plainObject(value: unknown): Record<string, unknown> | undefined {

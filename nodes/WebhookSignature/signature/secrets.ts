@@ -9,11 +9,27 @@ export function candidateSecrets(secrets: SigningSecrets): CandidateSecret[] {
 }
 
 /**
+ * Why these secrets verify nothing, naming the credential's field, or undefined. A secret that is empty
+ * after trimming (an expression on an unset variable, a pasted space) would be an HMAC key anyone can use.
+ * An empty Previous Secret means "no rotation under way".
+ */
+export function unusableSecret(secrets: SigningSecrets): string | undefined {
+	if (secrets.current.trim() === '')
+		return secrets.current === ''
+			? 'Secret is empty'
+			: 'Secret holds only whitespace, which anyone could sign with';
+	if (secrets.previous !== undefined && secrets.previous !== '' && secrets.previous.trim() === '')
+		return 'Previous Secret holds only whitespace, which anyone could sign with; clear it, or paste the old secret';
+	return undefined;
+}
+
+/**
  * What is wrong with the configured secrets, if anything: the credential test shows it before the first
  * delivery is refused. A pasted secret with a stray space or newline is the classic mistake.
  */
 export function secretsProblem(secrets: SigningSecrets): string | undefined {
-	if (secrets.current === '') return 'The secret is empty';
+	const unusable = unusableSecret(secrets);
+	if (unusable) return unusable;
 	for (const [label, value] of [
 		['secret', secrets.current],
 		['previous secret', secrets.previous ?? ''],

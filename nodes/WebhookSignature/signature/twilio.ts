@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import { parse as parseForm } from 'node:querystring';
 
 import { decodeBase64, decodeHex, hmac, matchesAny } from './hmac';
 import { readSignedParts } from './signedParts';
-import { signedVerdict } from './signedVerdict';
+import { verifiedVerdict } from './signedVerdict';
 import {
 	SignatureConfigError,
 	malformedHeader,
@@ -41,16 +42,17 @@ export const verifyTwilio: SchemeVerifier<VerifyOptions & { publicUrl?: string }
 		return malformedHeader(SCHEME, HEADER, 'is not a base64 SHA-1 digest');
 
 	const bodyHash = request.query?.[BODY_HASH_PARAM];
-	const content =
-		bodyHash === undefined
-			? formContent(publicUrl.trim(), body)
-			: bodyHashContent(publicUrl.trim(), bodyHash);
-	if (typeof content !== 'string') return content;
-	const verdict = signedVerdict(
+	const contents: string[] = [];
+	for (const url of withAndWithoutPort(publicUrl.trim())) {
+		const content =
+			bodyHash === undefined ? formContent(url, body) : bodyHashContent(url, bodyHash);
+		if (typeof content !== 'string') return content;
+		contents.push(content);
+	}
+	const verdict = verifiedVerdict(
 		SCHEME,
 		secrets,
-		(secret) => hmac('sha1', secret, [content]),
-		[given],
+		(secret) => contents.some((content) => matchesAny(hmac('sha1', secret, [content]), [given])),
 		`${HEADER} does not match the URL and parameters signed with the auth token`,
 	);
 	if (verdict.valid && bodyHash !== undefined) {
@@ -67,15 +69,40 @@ export const verifyTwilio: SchemeVerifier<VerifyOptions & { publicUrl?: string }
 	return verdict;
 };
 
+/**
+ * The configured URL, and the same URL with its port removed and with the scheme's default port added:
+ * Twilio has signed either form of one URL, and its own libraries accept both. Every variant is of the
+ * configured URL, never of anything the request says.
+ */
+function withAndWithoutPort(url: string): string[] {
+	const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
+	if (!match) return [url];
+	const [, scheme, authority, rest] = match;
+	const hostStart = authority.lastIndexOf('@') + 1;
+	const hostAndPort = authority.slice(hostStart);
+	// In an IPv6 literal the port's colon comes after the closing bracket.
+	const colon = hostAndPort.indexOf(':', hostAndPort.lastIndexOf(']') + 1);
+	const withoutPort =
+		scheme +
+		authority.slice(0, hostStart) +
+		(colon < 0 ? hostAndPort : hostAndPort.slice(0, colon)) +
+		rest;
+	const defaultPort = scheme.toLowerCase() === 'https://' ? ':443' : ':80';
+	const withPort = colon < 0 ? scheme + authority + defaultPort + rest : url;
+	return [...new Set([url, withoutPort, withPort])];
+}
+
 /** URL + each form parameter as name+value, sorted by name (a repeated name's distinct values sorted too, as Twilio's libraries do). */
 function formContent(url: string, rawBody: Uint8Array): string {
-	const params = new URLSearchParams(Buffer.from(rawBody).toString('utf8'));
-	const names = [...new Set(params.keys())].sort();
+	// Parsed as n8n parses the form it hands on, so the parameters checked are the ones the next node reads.
+	const params = parseForm(Buffer.from(rawBody).toString('utf8'), '&', '=', { maxKeys: 0 });
+	const values = (name: string) => [params[name] ?? []].flat();
 	return (
 		url +
-		names
+		Object.keys(params)
+			.sort()
 			.map((name) =>
-				[...new Set(params.getAll(name))]
+				[...new Set(values(name))]
 					.sort()
 					.map((value) => name + value)
 					.join(''),

@@ -6,7 +6,11 @@ export type SignatureFailure =
 	| 'stale_timestamp'
 	| 'future_timestamp'
 	| 'signature_mismatch'
-	| 'unknown_scheme';
+	| 'unknown_scheme'
+	/** Genuinely signed, but what n8n made of the request is not what was signed (multipart, another content type). */
+	| 'unsigned_body'
+	/** A setting makes every delivery unverifiable (an empty secret, no public URL); the request itself was not judged. */
+	| 'configuration_error';
 
 /** Which configured secret verified the delivery: `previous` means a rotation is still under way. */
 export type SecretUsed = 'current' | 'previous';
