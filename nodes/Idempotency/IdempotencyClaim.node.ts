@@ -6,9 +6,10 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { executeClaim } from './actions/claim.operation';
+import { allUnclaimed, executeClaim } from './actions/claim.operation';
 import { claimProperties } from './descriptions/claimProperties';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
+import { continuingSafely } from '../shared/continuingSafely';
 
 // A third output appears only when a payload fingerprint is stored and compared.
 const TWO_OUTPUTS =
@@ -43,6 +44,10 @@ export class IdempotencyClaim implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return executeClaim.call(this);
+		return await continuingSafely(
+			this,
+			() => executeClaim.call(this),
+			(error) => allUnclaimed(this, error),
+		);
 	}
 }

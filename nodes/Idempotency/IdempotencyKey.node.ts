@@ -6,12 +6,14 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
+import { failedItem } from './actions/databaseFailure';
 import { routeKeyOperation } from './actions/keyRouter';
 import { purgeProperties } from './actions/purge.operation';
 import { settleProperties } from './actions/settle.operation';
 import { stuckClaimsProperties } from './actions/stuckClaims.operation';
 import { tableOptions } from './descriptions/tableOptions';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
+import { continuingSafely } from '../shared/continuingSafely';
 
 export class IdempotencyKey implements INodeType {
 	description: INodeTypeDescription = {
@@ -87,6 +89,12 @@ export class IdempotencyKey implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return routeKeyOperation.call(this);
+		return await continuingSafely(
+			this,
+			() => routeKeyOperation.call(this),
+			(error) => [
+				this.getInputData().map((_, index) => failedItem(error.message, 'configuration', index)),
+			],
+		);
 	}
 }

@@ -276,20 +276,71 @@ describe('Idempotency Claim node', () => {
 		},
 	);
 
-	it('under "Continue (regular output)" a failed claim stops the node: no unclaimed item may leave on New', async () => {
-		const underRegularOutput = (item: INodeExecutionData, credentials = testCredentials()) =>
-			run(
-				[item],
-				{ options: { table: uniqueTableName('regular') } },
-				{ credentials, onError: 'continueRegularOutput' },
-			);
-		await expect(
-			underRegularOutput(
-				webhookItem('{"id":"evt_regular"}'),
-				testCredentials({ host: '127.0.0.1', port: 1 }),
-			),
-		).rejects.toThrow(/^Connection refused at 127\.0\.0\.1:1/);
-		await expect(underRegularOutput(webhookItem(''))).rejects.toThrow(/^Item 0: no key/);
+	it('under "Continue (regular output)" nothing unclaimed leaves on New: a failed item leaves on Duplicate, unclaimed and to be retried', async () => {
+		// Throwing is no way out there: n8n would hand the node's input to its first output, New.
+		const underRegularOutput = (
+			items: INodeExecutionData[],
+			credentials = testCredentials(),
+			options: IDataObject = { table: uniqueTableName('regular') },
+		) => run(items, { options }, { credentials, onError: 'continueRegularOutput' });
+		const unclaimed = (item: INodeExecutionData, error: RegExp, errorKind: string) => ({
+			json: {
+				...item.json,
+				error: expect.stringMatching(error),
+				details: { errorKind },
+				idempotency: {
+					key: null,
+					isNew: false,
+					status: 'unclaimed',
+					duplicateKind: 'in_progress',
+					claimId: null,
+				},
+			},
+			binary: item.binary,
+			pairedItem: { item: 0 },
+		});
+
+		const delivery = webhookItem('{"id":"evt_regular"}');
+		const [downNew, downDuplicate] = await underRegularOutput(
+			[delivery],
+			testCredentials({ host: '127.0.0.1', port: 1 }),
+		);
+		expect(downNew).toEqual([]);
+		expect(downDuplicate).toEqual([
+			unclaimed(delivery, /^Connection refused at 127\.0\.0\.1:1/, 'database'),
+		]);
+
+		const empty = webhookItem('');
+		const [emptyNew, emptyDuplicate] = await underRegularOutput([empty]);
+		expect(emptyNew).toEqual([]);
+		expect(emptyDuplicate).toEqual([unclaimed(empty, /^Item 0: no key/, 'bad_delivery')]);
+
+		// A setting that fails before any key is made (n8n used to pass these items on to New).
+		const [badNew, badDuplicate] = await underRegularOutput([delivery], testCredentials(), {
+			table: 'bad-name!',
+		});
+		expect(badNew).toEqual([]);
+		expect(badDuplicate).toEqual([unclaimed(delivery, /bad-name!/, 'configuration')]);
+	});
+
+	it('under "Continue (using error output)" a setting that fails before any key is made fails every item onto the error output, none onto New', async () => {
+		const items = [webhookItem('{"id":"evt_a"}'), webhookItem('{"id":"evt_b"}')];
+		const outputs = await run(
+			items,
+			{ claimMode: 'lease', leaseSeconds: 0, options: { table: uniqueTableName('erroroutput') } },
+			{ onError: 'continueErrorOutput' },
+		);
+		// Error-only items on the first output are what n8n moves to the error output.
+		expect(outputs).toEqual([
+			[0, 1].map((index) => ({
+				json: {
+					error: expect.stringMatching(/^Lease \(Seconds\) must be/),
+					details: { errorKind: 'configuration' },
+				},
+				pairedItem: { item: index },
+			})),
+			[],
+		]);
 	});
 
 	it('a busy pool and a statement timeout are reported as what they are, not as a connection time-out', async () => {

@@ -141,4 +141,37 @@ describe('Idempotency Key node', () => {
 			'Older Than (Days) must be a number 0 or more, got "thirty"',
 		);
 	});
+
+	it.each(['complete', 'release', 'purge', 'listStuck'])(
+		'%s: a setting that fails before any SQL is a node error under Stop Workflow; under either Continue setting every item fails on the first output, carrying the error, never as the untouched input',
+		async (operation) => {
+			const items = [{ json: { idempotency: { key: 'evt:k', claimId: 'c1' } } }, { json: {} }];
+			const parameters = {
+				operation,
+				key: 'evt:k',
+				claimId: 'c1',
+				olderThanDays: 30,
+				batchSize: 100,
+				options: { table: 'bad-name!' },
+			};
+			const keyNodeWith = (
+				onError: 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput',
+			) =>
+				keyNode.execute.call(
+					executeContext(items, { parameters, credentials: testCredentials(), onError }),
+				);
+			await expect(keyNodeWith('stopWorkflow')).rejects.toThrow(/bad-name!/);
+			for (const onError of ['continueRegularOutput', 'continueErrorOutput'] as const) {
+				expect(await keyNodeWith(onError)).toEqual([
+					[0, 1].map((index) => ({
+						json: {
+							error: expect.stringMatching(/bad-name!/),
+							details: { errorKind: 'configuration' },
+						},
+						pairedItem: { item: index },
+					})),
+				]);
+			}
+		},
+	);
 });

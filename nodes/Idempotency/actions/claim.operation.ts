@@ -16,10 +16,11 @@ import { LEASE_CLAIM_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { readRawBody } from '../../shared/rawBody';
 import { newClaimToken } from './claimToken';
-import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
+import { databaseFailure, failedItem } from './databaseFailure';
 import { readCredentials } from './readCredentials';
 import { readNumber } from './readNumber';
 import { readTableRef } from './readTableRef';
+import { unclaimedItem, unclaimedRoute } from './unclaimedItems';
 
 /** Output indexes of the Idempotency Claim node. */
 export const NEW_OUTPUT = 0;
@@ -75,9 +76,9 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			});
 		} catch (error) {
 			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!continuesOnErrorOutput(this))
+			if (!this.continueOnFail())
 				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
-			outputs[NEW_OUTPUT].push(failedItem(message, 'bad_delivery', index));
+			pushUnclaimed(this, outputs, items, failedItem(message, 'bad_delivery', index));
 		}
 	}
 	if (keyed.length === 0) return outputs;
@@ -98,14 +99,14 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			claimBatch(current, requests, options),
 		);
 	} catch (error) {
-		outputs[NEW_OUTPUT].push(
-			...databaseFailure(
-				this,
-				error,
-				credentials,
-				keyed.map((item) => item.index),
-			),
+		const failed = databaseFailure(
+			this,
+			error,
+			credentials,
+			keyed.map((item) => item.index),
+			true,
 		);
+		for (const item of failed) pushUnclaimed(this, outputs, items, item);
 		return outputs;
 	}
 
@@ -126,6 +127,29 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		outputs[output].push(routed);
 	});
 	return outputs;
+}
+
+/** Every input item, failed with this message where each Continue setting keeps it off New. */
+export function allUnclaimed(context: IExecuteFunctions, error: Error): INodeExecutionData[][] {
+	const items = context.getInputData();
+	const outputs: INodeExecutionData[][] = [[], []];
+	items.forEach((_, index) =>
+		pushUnclaimed(context, outputs, items, failedItem(error.message, 'configuration', index)),
+	);
+	return outputs;
+}
+
+function pushUnclaimed(
+	context: IExecuteFunctions,
+	outputs: INodeExecutionData[][],
+	items: INodeExecutionData[],
+	failed: INodeExecutionData,
+): void {
+	const route = unclaimedRoute(context);
+	const source = items[(failed.pairedItem as { item: number }).item];
+	outputs[route === 'duplicate' ? DUPLICATE_OUTPUT : NEW_OUTPUT].push(
+		unclaimedItem(route, failed, source),
+	);
 }
 
 function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {

@@ -29,20 +29,19 @@ export function databaseFailure(
  * An item that failed. n8n moves an item to the error output when its json holds only `error`,
  * `message` and `details` (an item carrying an `error` object would have its json cut down to the
  * message), so the kind goes in `details`: a workflow can answer a delivery that can never be keyed
- * with a 4xx and a database failure with a retryable 5xx.
+ * with a 4xx, and a database failure or a node setting that cannot work (`configuration`) with a retryable 5xx.
  */
 export function failedItem(
 	message: string,
-	errorKind: 'bad_delivery' | 'database',
+	errorKind: 'bad_delivery' | 'database' | 'configuration',
 	index: number,
 ): INodeExecutionData {
 	return { json: { error: message, details: { errorKind } }, pairedItem: { item: index } };
 }
 
 /**
- * Whether a failed item may leave the node instead of stopping it. "Continue (regular output)" would
- * send an item that was never claimed out of the first output, where the business step runs: for a
- * claim that is never safe, so the claim node stops instead (the error output is the safe setting).
+ * Whether a failed item may leave the node instead of stopping it. "Continue (regular output)" would send
+ * it out of the first output; a caller for which that is not safe routes the items itself.
  */
 export function continuesOnErrorOutput(
 	context: IExecuteFunctions,
