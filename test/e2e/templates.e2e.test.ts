@@ -4,13 +4,12 @@
  * replayed over HTTP. Assertions read the business table and n8n's own execution records.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import type { Pool } from 'pg';
 
 import {
-	answerBody,
 	answered,
 	deliver,
+	postWithHeaderLines,
 	refusedSignature,
 	stripeSignature,
 	type Delivery,
@@ -221,13 +220,13 @@ describeOnErrorOutput('a key header sent twice, over real HTTP', () => {
 		async () => {
 			const url = new URL(n8n!.webhookUrl(webhookPathOf(headerWorkflow)));
 			const id = `msg_${randomBytes(3).toString('hex')}`;
-			const twice = await postWithHeaderLines(url, { 'webhook-id': [`${id}_A`, `${id}_B`] });
+			const twice = await postPing(url, [`${id}_A`, `${id}_B`]);
 			expect(twice.status).toBe(400);
 			expect(twice.body).toMatchObject({ status: 'refused', errorKind: 'bad_delivery' });
 			expect(String(twice.body.message)).toContain(
 				`header "webhook-id" holds "${id}_A, ${id}_B": it was sent more than once`,
 			);
-			const once = await postWithHeaderLines(url, { 'webhook-id': [`${id}_A`] });
+			const once = await postPing(url, [`${id}_A`]);
 			// Only the single-header delivery claimed anything; the joined value never became a key.
 			const claimed = await pool.query('SELECT key FROM header_claims WHERE key LIKE $1', [
 				`%${id}%`,
@@ -237,25 +236,6 @@ describeOnErrorOutput('a key header sent twice, over real HTTP', () => {
 		},
 	);
 });
-
-/** A POST whose header lines are sent exactly as given, repeats included (fetch would join them itself). */
-function postWithHeaderLines(url: URL, headers: Record<string, string[]>): Promise<Delivery> {
-	return new Promise((resolve, reject) => {
-		const request = httpRequest(url, { method: 'POST' }, (response) => {
-			let text = '';
-			response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			response.on('end', () =>
-				resolve({ status: response.statusCode ?? 0, body: answerBody(text) }),
-			);
-		});
-		request.on('error', reject);
-		request.setHeader('content-type', 'application/json');
-		// An array value makes Node send one header line per element.
-		for (const [name, values] of Object.entries(headers))
-			request.setHeader(name, values.length === 1 ? values[0] : values);
-		request.end('{"type":"ping"}');
-	});
-}
 
 describe('cleanup workflow', () => {
 	step(
@@ -285,6 +265,18 @@ describe('cleanup workflow', () => {
 		},
 	);
 });
+
+/** A ping whose webhook-id header line is sent once per value. */
+function postPing(url: URL, webhookIds: string[]): Promise<Delivery> {
+	return postWithHeaderLines(
+		url,
+		{
+			'content-type': 'application/json',
+			'webhook-id': webhookIds.length === 1 ? webhookIds[0] : webhookIds,
+		},
+		'{"type":"ping"}',
+	);
+}
 
 /** A test whose failure message ends with n8n's log tail. */
 function step(name: string, body: () => Promise<void>): void {

@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+
 import { TEMPLATE_SIGNING_SECRET } from './n8n/credentials';
 import { githubHeader } from './signers';
 
@@ -33,6 +35,44 @@ export async function deliver(
 		body: rawBody,
 		signal: timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs),
 	});
+	return { status: response.status, body: answerBody(await response.text()) };
+}
+
+/**
+ * A POST whose header lines are sent exactly as given, repeats included (fetch would join them itself): a
+ * header given as an array goes out as one line per value.
+ */
+export function postWithHeaderLines(
+	url: string | URL,
+	headers: Record<string, string | string[]>,
+	rawBody: string,
+): Promise<Delivery> {
+	return new Promise((resolve, reject) => {
+		const request = httpRequest(url, { method: 'POST' }, (response) => {
+			let text = '';
+			response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+			response.on('end', () =>
+				resolve({ status: response.statusCode ?? 0, body: answerBody(text) }),
+			);
+		});
+		request.on('error', reject);
+		for (const [name, value] of Object.entries(headers)) request.setHeader(name, value);
+		request.end(rawBody);
+	});
+}
+
+/** A multipart/form-data POST, as `curl -F` sends one: text fields and files (content, type, file name). */
+export async function deliverMultipart(
+	url: string,
+	parts: Record<string, string | { content: string; type: string; fileName: string }>,
+	headers: Record<string, string> = {},
+): Promise<Delivery> {
+	const form = new FormData();
+	for (const [name, part] of Object.entries(parts)) {
+		if (typeof part === 'string') form.append(name, part);
+		else form.append(name, new Blob([part.content], { type: part.type }), part.fileName);
+	}
+	const response = await fetch(url, { method: 'POST', headers, body: form });
 	return { status: response.status, body: answerBody(await response.text()) };
 }
 
