@@ -5,8 +5,8 @@ import type { PostgresCredentials } from '../transport/postgresCredentials';
 
 /**
  * A database failure fails every item of the execution: nothing is routed onward, so the provider
- * sees an error and its retry finds the key still free. With "Continue (using error output)" each item
- * carries the error instead, and n8n moves it to the error output.
+ * sees an error and its retry finds the key still free. Under a Continue setting each item carries the
+ * error instead (`regularOutputIsSafe`: also under "Continue (regular output)"), and the caller routes it.
  */
 export function databaseFailure(
 	context: IExecuteFunctions,
