@@ -71,14 +71,9 @@ async function verifyItems(
 			);
 		} catch (error) {
 			// A setting that verifies nothing (bad secret format, no public URL): never Valid.
+			const message = `Item ${index}: ${(error as Error).message}`;
 			if (!context.continueOnFail())
-				throw new NodeOperationError(
-					context.getNode(),
-					`Item ${index}: ${(error as Error).message}`,
-					{
-						itemIndex: index,
-					},
-				);
+				throw new NodeOperationError(context.getNode(), message, { itemIndex: index });
 			outputs[INVALID_OUTPUT].push(invalidItem(item, index, configurationVerdict(scheme, error)));
 		}
 	}
