@@ -48,10 +48,27 @@ export const benchClaimCost: Benchmark = async ({ dist, credentials, pool, quick
 	const readOnly = nodeClaimer(dist, credentials, TABLE, false);
 	// The node creates the table (every column) on its first execution; keep that out of the timing.
 	await counting.run(counting.prepare(freshIds(1)));
-	const capabilities = { counters: true, leases: true, fingerprint: true };
-	const ref = dist.tableRef('public', TABLE);
-	const countingStatement = dist.claimSql.claimOnceCountingStatement(ref, capabilities);
-	const readOnlyStatement = dist.claimSql.claimOnceReadOnlyStatement(ref, capabilities);
+	const table = {
+		pool,
+		ref: dist.tableRef('public', TABLE),
+		capabilities: { counters: true, leases: true, fingerprint: true },
+		layout: dist.tableLayout.layoutOf(
+			new Map(
+				['claim_token', 'fingerprint'].map((name) => [
+					name,
+					{ type: 'bytea', deterministic: true },
+				]),
+			),
+		),
+	};
+	const countingStatement = dist.claimSql.claimStatement(table, {
+		mode: 'counting',
+		single: false,
+	});
+	const readOnlyStatement = dist.claimSql.claimStatement(table, {
+		mode: 'readOnly',
+		single: false,
+	});
 
 	const token = () => randomBytes(12).toString('base64url');
 	const prepared = (name: string, text: string) => (values: unknown[]) =>

@@ -11,7 +11,11 @@ import { newClaimToken } from '../../nodes/Idempotency/actions/claimToken';
 import type { ClaimOptions } from '../../nodes/Idempotency/store/claimOutcome';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable, type TestClaimTable } from '../support/claimTable';
+import {
+	freshClaimTable,
+	originalLayoutClaimTable,
+	type TestClaimTable,
+} from '../support/claimTable';
 import { testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
@@ -200,7 +204,8 @@ describe('bytes per key, side by side on the same keys', () => {
 
 describe('rows claimed with a UUID claim ID, before the claim ID got shorter', () => {
 	it('complete, release and are taken over as before', async () => {
-		const table = await freshClaimTable();
+		// A table of the original layout, which keeps claim IDs as text.
+		const table = await originalLayoutClaimTable();
 		const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
 		await table.pool.query(
 			`INSERT INTO ${table.ref.qualified} (key, first_seen, last_seen, status, lease_until, claim_token) VALUES
