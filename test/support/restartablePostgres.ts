@@ -19,6 +19,7 @@ import {
  */
 export class RestartablePostgres {
 	private process: ChildProcess | undefined;
+	private walWriterPid: number | undefined;
 
 	private constructor(
 		private readonly dataDir: string,
@@ -71,6 +72,43 @@ export class RestartablePostgres {
 		await this.up();
 	}
 
+	/**
+	 * Stops the server's WAL writer (SIGSTOP) until the next crash. Commits that wait for their WAL
+	 * (synchronous_commit on) still write it themselves; an asynchronous commit's WAL then stays in the
+	 * server's memory, where the background writer would otherwise have written it within milliseconds.
+	 */
+	async holdBackWalWriter(): Promise<void> {
+		const client = await connectWhenReady({ connectionString: this.url });
+		try {
+			const { rows } = await client.query<{ pid: number }>(
+				"SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'",
+			);
+			if (rows.length !== 1) throw new Error('no walwriter process found');
+			this.walWriterPid = rows[0].pid;
+			process.kill(this.walWriterPid, 'SIGSTOP');
+		} finally {
+			await client.end();
+		}
+	}
+
+	/**
+	 * A crash: an immediate shutdown (`pg_ctl stop -m immediate`, SIGQUIT: no checkpoint, nothing more
+	 * written), then the same server again, which replays the WAL that reached the operating system. A WAL
+	 * writer held back is killed, so it writes nothing either.
+	 */
+	async crash(): Promise<void> {
+		const child = this.process;
+		this.process = undefined;
+		if (child && child.exitCode === null) {
+			const exited = new Promise((resolve) => child.once('exit', resolve));
+			child.kill('SIGQUIT');
+			if (this.walWriterPid !== undefined) process.kill(this.walWriterPid, 'SIGKILL');
+			await exited;
+		}
+		this.walWriterPid = undefined;
+		await this.up();
+	}
+
 	async stop(): Promise<void> {
 		await this.down();
 		rmSync(this.baseDir, { recursive: true, force: true });
@@ -97,6 +135,9 @@ export class RestartablePostgres {
 	}
 
 	private async down(): Promise<void> {
+		// A WAL writer left stopped would keep a shutdown waiting for it.
+		if (this.walWriterPid !== undefined) process.kill(this.walWriterPid, 'SIGCONT');
+		this.walWriterPid = undefined;
 		const child = this.process;
 		this.process = undefined;
 		if (!child || child.exitCode !== null) return;
