@@ -16,6 +16,8 @@ export async function claimBatch(
 	requests: ClaimRequest[],
 	options: ClaimOptions,
 ): Promise<ClaimOutcome[]> {
+	// One webhook per execution is the common case: nothing to look for.
+	if (requests.length === 1) return claimKeys(table, requests, options);
 	// Where each key first appears among the distinct requests.
 	const firstAt = new Map<string, number>();
 	const distinct: ClaimRequest[] = [];

@@ -11,16 +11,21 @@ import {
 } from './storedValues';
 import { CLAIM_RETRY, withTransientRetry } from './transientErrors';
 
-/** A key's stored state, as every claim statement returns it (first_seen NULL: no row was found). */
+/**
+ * A key's stored state, as a claim statement returns it (first_seen NULL: no row was found). A one-key
+ * statement leaves out the columns its table cannot fill, and compares the fingerprint itself.
+ */
 interface StateRow {
 	first_seen: Date | null;
-	last_seen: Date | null;
-	deliveries: number | null;
-	processing: boolean;
-	lease_until: Date | null;
+	last_seen?: Date | null;
+	deliveries?: number | null;
+	processing?: boolean;
+	lease_until?: Date | null;
 	/** The row holds this claim's token: a takeover, or this statement's own lost earlier attempt. */
-	mine: boolean;
-	fingerprint: StoredValue | null;
+	mine?: boolean;
+	fingerprint?: StoredValue | null;
+	/** The stored fingerprint describes another payload than the offered one. */
+	mismatch?: boolean;
 }
 
 /** The one row of a one-key statement. */
@@ -171,19 +176,21 @@ class KeyClaim {
 				claimToken: leases ? this.options.token : null,
 			};
 		}
-		const won = answer.mine;
-		const status = answer.processing ? 'processing' : 'completed';
+		const won = answer.mine === true;
+		const processing = answer.processing === true;
+		const mismatch =
+			answer.mismatch ?? storedFingerprintsDiffer(answer.fingerprint, this.fingerprints[position]);
 		return {
 			key,
 			won,
 			reclaimed: won && lease,
-			status,
-			duplicateKind: won ? null : answer.processing ? 'in_progress' : 'completed',
-			mismatch: !won && storedFingerprintsDiffer(answer.fingerprint, this.fingerprints[position]),
+			status: processing ? 'processing' : 'completed',
+			duplicateKind: won ? null : processing ? 'in_progress' : 'completed',
+			mismatch: !won && mismatch,
 			firstSeen: answer.first_seen!,
-			lastSeen: answer.last_seen,
-			deliveries: this.mode === 'readOnly' ? null : answer.deliveries,
-			leaseUntil: lease ? answer.lease_until : null,
+			lastSeen: answer.last_seen ?? null,
+			deliveries: this.mode === 'readOnly' ? null : (answer.deliveries ?? null),
+			leaseUntil: lease ? (answer.lease_until ?? null) : null,
 			claimToken: won && leases ? this.options.token : null,
 		};
 	}
@@ -191,7 +198,7 @@ class KeyClaim {
 
 function singleAnswer(row: SingleRow | undefined): Answer {
 	if (!row) return undefined;
-	return row.fresh ? new FreshKey(row.first_seen!, row.lease_until) : row;
+	return row.fresh ? new FreshKey(row.first_seen!, row.lease_until ?? null) : row;
 }
 
 /**
@@ -209,7 +216,7 @@ function batchAnswers(rows: BatchRow[], positions: number[], requests: ClaimRequ
 		throw new ClaimError(
 			'Postgres answered the claim without its summary row; nothing was routed, try again',
 		);
-	const fresh = new FreshKey(summary.first_seen!, summary.lease_until);
+	const fresh = new FreshKey(summary.first_seen!, summary.lease_until ?? null);
 	let freshCount = 0;
 	const answers = positions.map((position): Answer => {
 		const row = byKey.get(requests[position].key);

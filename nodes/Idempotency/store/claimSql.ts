@@ -54,7 +54,7 @@ export function claimStatement(table: ClaimTable, shape: ClaimShape): NamedState
 	].join('|');
 	let statement = statements.get(cacheKey);
 	if (!statement) {
-		statement = named(claimSql(new ClaimSqlParts(table, shape.single), shape));
+		statement = named(claimSql(new ClaimSqlParts(table, shape), shape));
 		statements.set(cacheKey, statement);
 	}
 	return statement;
@@ -83,11 +83,15 @@ class ClaimSqlParts {
 	private readonly key: string;
 	private readonly fingerprint: string;
 
+	private readonly single: boolean;
+
 	constructor(
 		private readonly claimTable: ClaimTable,
-		private readonly single: boolean,
+		private readonly shape: ClaimShape,
 	) {
 		const { ref, layout } = claimTable;
+		const { single } = shape;
+		this.single = single;
 		this.table = ref.qualified;
 		this.tokenType = layout.tokenType;
 		this.fingerprintType = layout.fingerprintType;
@@ -144,6 +148,37 @@ class ClaimSqlParts {
 				? `${alias}.fingerprint`
 				: `NULL::${this.fingerprintType} AS fingerprint`,
 		];
+	}
+
+	/**
+	 * What a one-key statement returns of a row it did not insert, beyond first_seen: only the columns this
+	 * table and mode fill (pg sets up a parser for every column of every answer), each paired with its
+	 * empty form for a key the statement inserted. The payload comparison is made here, so the stored
+	 * fingerprint is not sent back.
+	 */
+	private singleState(alias: string): Array<[state: string, empty: string]> {
+		const { capabilities, layout } = this.claimTable;
+		const columns: Array<[string, string]> = [];
+		if (capabilities.counters) {
+			columns.push([
+				`COALESCE(${alias}.last_seen, ${alias}.first_seen) AS last_seen`,
+				'NULL::timestamptz',
+			]);
+			if (this.shape.mode !== 'readOnly')
+				columns.push([`COALESCE(${alias}.deliveries, 1) AS deliveries`, 'NULL::integer']);
+		}
+		if (capabilities.leases) {
+			columns.push(
+				[`COALESCE(${processingSql(layout, alias)}, false) AS processing`, 'false'],
+				[`COALESCE(${alias}.claim_token = ${this.token}, false) AS mine`, 'false'],
+			);
+		}
+		if (this.shape.mode === 'lease') columns.push([`${alias}.lease_until`, 'NULL::timestamptz']);
+		if (capabilities.fingerprint) {
+			const same = this.sameFingerprintOrUnknown(`${alias}.fingerprint`, this.fingerprint);
+			columns.push([`COALESCE(NOT ${same}, false) AS mismatch`, 'false']);
+		}
+		return columns;
 	}
 
 	/** The same columns, empty: for a key this statement inserted, or the summary row. */
@@ -215,7 +250,8 @@ class ClaimSqlParts {
 	 * takeover atomic.
 	 */
 	leaseUpsert(): string {
-		const takeover = `(${processingSql(this.claimTable.layout, 'e')} AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.first_seen AND ${this.sameFingerprintOrUnknown()})`;
+		const same = this.sameFingerprintOrUnknown('e.fingerprint', 'EXCLUDED.fingerprint');
+		const takeover = `(${processingSql(this.claimTable.layout, 'e')} AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.first_seen AND ${same})`;
 		return (
 			`${this.insert(this.leaseColumns())} ON CONFLICT (key) DO UPDATE SET ${ClaimSqlParts.COUNT}, ` +
 			`lease_until = CASE WHEN ${takeover} THEN EXCLUDED.lease_until ELSE e.lease_until END, ` +
@@ -223,22 +259,24 @@ class ClaimSqlParts {
 		);
 	}
 
-	private sameFingerprintOrUnknown(): string {
-		const unknown = 'e.fingerprint IS NULL OR EXCLUDED.fingerprint IS NULL';
+	/** True unless a stored and an offered fingerprint describe different payloads (storedFingerprintsDiffer). */
+	private sameFingerprintOrUnknown(stored: string, offered: string): string {
+		const unknown = `${stored} IS NULL OR ${offered} IS NULL`;
 		if (this.fingerprintType === 'bytea') {
 			// The first byte is the fingerprint's kind: fingerprints made differently are not compared.
-			return `(${unknown} OR substr(e.fingerprint, 1, 1) <> substr(EXCLUDED.fingerprint, 1, 1) OR e.fingerprint = EXCLUDED.fingerprint)`;
+			return `(${unknown} OR substr(${stored}, 1, 1) <> substr(${offered}, 1, 1) OR ${stored} = ${offered})`;
 		}
 		return (
-			`(${unknown} OR split_part(e.fingerprint, ':', 1) <> split_part(EXCLUDED.fingerprint, ':', 1) OR ` +
-			// The same rule as fingerprintsDiffer: a row stored before fingerprints were shortened holds the whole hash.
-			'starts_with(e.fingerprint, EXCLUDED.fingerprint) OR starts_with(EXCLUDED.fingerprint, e.fingerprint))'
+			`(${unknown} OR split_part(${stored}, ':', 1) <> split_part(${offered}, ':', 1) OR ` +
+			// A row stored before fingerprints were shortened holds the whole hash: the same when one starts the other.
+			`starts_with(${stored}, ${offered}) OR starts_with(${offered}, ${stored}))`
 		);
 	}
 
 	upsertSingle(upsert: string): string {
+		const state = this.singleState('e').map(([column]) => `, ${column}`);
 		return (
-			`WITH ${this.singleParams()} ${upsert} RETURNING ${ClaimSqlParts.FRESH} AS fresh, ${this.storedState('e').join(', ')}, ` +
+			`WITH ${this.singleParams()} ${upsert} RETURNING ${ClaimSqlParts.FRESH} AS fresh, e.first_seen${state.join('')}, ` +
 			`CASE WHEN NOT ${ClaimSqlParts.FRESH} AND ${this.notMine('e')} THEN ${ASYNC_COMMIT} END AS async_commit`
 		);
 	}
@@ -268,11 +306,14 @@ class ClaimSqlParts {
 	 * statement's snapshot is in neither part: no row comes back, and the caller asks again.
 	 */
 	readOnlySingle(): string {
+		const state = this.singleState('e');
+		const seen = state.map(([column]) => `, ${column}`).join('');
+		const empty = state.map(([, none]) => `, ${none}`).join('');
 		return (
-			`WITH ${this.singleParams()}, seen AS (SELECT ${this.storedState('e').join(', ')} FROM ${this.table} AS e WHERE e.key = $1::text), ` +
+			`WITH ${this.singleParams()}, seen AS (SELECT e.first_seen${seen} FROM ${this.table} AS e WHERE e.key = $1::text), ` +
 			`claimed AS (${this.insertUnlessSeen()} ON CONFLICT (key) DO NOTHING RETURNING first_seen) ` +
 			'SELECT false AS fresh, seen.* FROM seen ' +
-			`UNION ALL SELECT true, ${this.noState('claimed.first_seen').join(', ')} FROM claimed`
+			`UNION ALL SELECT true, claimed.first_seen${empty} FROM claimed`
 		);
 	}
 
