@@ -4,6 +4,12 @@ import type { Pool } from 'pg';
 import type { TableRef } from '../nodes/Idempotency/store/tableRef';
 import type { Dist } from './dist';
 
+/** Row i of a bulk load whose keys are `evt:evt_` + this suffix: 24 hex digits of i, like a Stripe id. */
+export const LOADED_ID_SUFFIX_SQL = "lpad(to_hex(i), 24, '0')";
+
+/** The event id row i of such a load carries (the node's key is `evt:` + id). */
+export const loadedId = (i: number): string => `evt_${i.toString(16).padStart(24, '0')}`;
+
 export interface BulkKeys {
 	count: number;
 	/** first_seen spread evenly over this many days up to now (never repeated: last_seen and deliveries NULL). */

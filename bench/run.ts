@@ -14,6 +14,7 @@ import { benchClaimPath } from './claimPath';
 import { benchPooler } from './pooler';
 import { benchCleanup } from './cleanup';
 import { benchGrowth } from './growth';
+import { benchGrowthSettings } from './growthSettings';
 import { loadDist } from './dist';
 import { describeEnvironment } from './environment';
 import { benchMemory } from './memory';
@@ -65,6 +66,7 @@ const N8N_BENCHES: BenchEntry[] = [
 const LATE_BENCHES: BenchEntry[] = [
 	['cleanup', '5. Cleanup at scale', benchCleanup],
 	['growth', '5b. Claims as the table grows', benchGrowth],
+	['growthSettings', '5c. Old keys and server settings', benchGrowthSettings],
 	['memory', '6a. Memory of a Node process driving the node', benchMemory],
 ];
 

@@ -27,7 +27,7 @@ export class RestartablePostgres {
 		readonly port: number,
 		private readonly owner: ServerOwner,
 		private readonly postgresBinary: string,
-		private readonly settings: Record<string, string>,
+		private settings: Record<string, string>,
 	) {}
 
 	get url(): string {
@@ -63,6 +63,13 @@ export class RestartablePostgres {
 		);
 		await server.up();
 		return server;
+	}
+
+	/** A fast shutdown, then the same server with these settings changed (shared_buffers needs a restart). */
+	async restartWith(settings: Record<string, string>): Promise<void> {
+		await this.down();
+		this.settings = { ...this.settings, ...settings };
+		await this.up();
 	}
 
 	/** Fast shutdown (clients are disconnected), `downMs` with nothing listening, then the same server again. */
