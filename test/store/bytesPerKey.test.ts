@@ -198,12 +198,14 @@ describe('bytes per key, side by side on the same keys', () => {
 	}, 300_000);
 
 	it('1-item executions (one webhook per execution): every feature on, before and now, and the floor', async () => {
-		const { floor, allBefore, allOriginal, allNow } = await sideBySide(1, 4_000, [
+		const { floor, onceNow, allBefore, allOriginal, allNow } = await sideBySide(1, 4_000, [
 			'floor',
+			'onceNow',
 			'allBefore',
 			'allOriginal',
 			'allNow',
 		]);
+		expect(onceNow).toBeLessThanOrEqual(floor * 1.1);
 		expect(allNow).toBeLessThan(allBefore - 25);
 		expect(floor).toBeLessThan(allNow);
 		// One key per execution, each Complete its own statement: the completed version fits beside the old one.
