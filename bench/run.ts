@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { credentialsFromUrl, redact } from '../test/support/database';
 import { startPostgres } from '../test/support/postgres';
 import { benchBatch } from './batch';
+import { benchBytesPerKey } from './bytesPerKey';
 import type { BenchContext, BenchResult, Benchmark } from './benchmark';
 import { benchClaimCost } from './claimCost';
 import { benchClaimPath } from './claimPath';
@@ -31,6 +32,9 @@ const BENCH_TABLES = [
 	'bench_cleanup',
 	'bench_memory',
 	'bench_n8n_claims',
+	...['smallest_once', 'compact_once', 'original_once', 'compact_lease', 'original_lease'].map(
+		(table) => `bench_bytes_${table}`,
+	),
 ];
 
 const args = process.argv.slice(2);
@@ -57,6 +61,7 @@ const DATABASE_BENCHES: BenchEntry[] = [
 	['pooler', '1b. Claims through a transaction pooler', benchPooler],
 	['batch', '2. Batches of 10,000 items', benchBatch],
 	['claimCost', "2b. Where a claim's time goes", benchClaimCost],
+	['bytesPerKey', '5a. Bytes per key', benchBytesPerKey],
 ];
 const N8N_BENCHES: BenchEntry[] = [
 	['n8nThroughput', '3. Throughput in real n8n', benchN8nThroughput],

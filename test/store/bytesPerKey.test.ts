@@ -15,6 +15,7 @@ import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import {
 	freshClaimTable,
 	originalLayoutClaimTable,
+	tableDataBytes,
 	type TestClaimTable,
 } from '../support/claimTable';
 import { testPool, uniqueTableName } from '../support/database';
@@ -99,19 +100,9 @@ async function mibPerMillionKeys(run: Run): Promise<number> {
 	return mibPerMillion(table, run.keys);
 }
 
-/**
- * The table's and its indexes' data (main forks) per million keys, after a VACUUM. The free-space and
- * visibility maps (~100 kB whatever the size) are left out: they would be 16 MiB "per million" of a
- * table of 6,000 keys and nothing at scale.
- */
+/** The table's and its indexes' data per million keys (tableDataBytes: main forks, after a VACUUM). */
 async function mibPerMillion(table: TestClaimTable, keys: number): Promise<number> {
-	await table.pool.query(`VACUUM ${table.ref.qualified}`);
-	const { rows } = await table.pool.query<{ bytes: string }>(
-		`SELECT sum(pg_relation_size(relid, 'main')) AS bytes
-		 FROM (SELECT $1::regclass AS relid UNION ALL SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass) AS r`,
-		[table.ref.qualified],
-	);
-	return Number(rows[0].bytes) / MiB / (keys / 1_000_000);
+	return (await tableDataBytes(table.pool, table.ref.qualified)) / MiB / (keys / 1_000_000);
 }
 
 function report(title: string, measured: Array<[string, number]>): void {
