@@ -18,7 +18,7 @@ const PURGE_BATCH = Number(process.env.BENCH_PURGE_BATCH) || 10_000;
 export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const total = quick ? 200_000 : 5_000_000;
 	log(`cleanup: loading ${total.toLocaleString('en')} keys over ${DAYS} days…`);
-	// Rows look like the node's claim-once rows: Stripe-like key, first_seen = last_seen, a claim token.
+	// Rows look like the node's claim-once rows: Stripe-like key, first_seen, the 12 bytes of a claim ID.
 	const { ms: loadMs, value: ref } = await timed(() =>
 		loadKeyTable(dist, pool, TABLE, {
 			count: total,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { IdempotencyClaim } from '../nodes/Idempotency/IdempotencyClaim.node';
 import type { IdempotencyKey } from '../nodes/Idempotency/IdempotencyKey.node';
 import type * as ClaimSqlModule from '../nodes/Idempotency/store/claimSql';
+import type * as TableLayoutModule from '../nodes/Idempotency/store/tableLayout';
 import type * as TableRefModule from '../nodes/Idempotency/store/tableRef';
 import type * as TableSchemaModule from '../nodes/Idempotency/store/tableSchema';
 import type * as PoolRegistryModule from '../nodes/Idempotency/transport/poolRegistry';
@@ -20,6 +21,7 @@ export interface Dist {
 	poolRegistry: typeof PoolRegistryModule;
 	claimSql: typeof ClaimSqlModule;
 	tableSchema: typeof TableSchemaModule;
+	tableLayout: typeof TableLayoutModule;
 	tableRef: typeof TableRefModule.tableRef;
 	pg: typeof import('pg');
 }
@@ -36,6 +38,7 @@ export function loadDist(): Dist {
 		poolRegistry: load('./transport/poolRegistry.js'),
 		claimSql: load('./store/claimSql.js'),
 		tableSchema: load('./store/tableSchema.js'),
+		tableLayout: load('./store/tableLayout.js'),
 		tableRef: load('./store/tableRef.js').tableRef,
 		pg: load('pg'),
 	};

@@ -4,9 +4,15 @@ import type { Pool } from 'pg';
 import type { TableRef } from '../nodes/Idempotency/store/tableRef';
 import type { Dist } from './dist';
 
+/** Row i of a bulk load whose keys are `evt:evt_` + this suffix: 24 hex digits of i, like a Stripe id. */
+export const LOADED_ID_SUFFIX_SQL = "lpad(to_hex(i), 24, '0')";
+
+/** The event id row i of such a load carries (the node's key is `evt:` + id). */
+export const loadedId = (i: number): string => `evt_${i.toString(16).padStart(24, '0')}`;
+
 export interface BulkKeys {
 	count: number;
-	/** first_seen spread evenly over this many days up to now (first_seen = last_seen). */
+	/** first_seen spread evenly over this many days up to now (never repeated: last_seen and deliveries NULL). */
 	days: number;
 	/** Every key starts with this (sent as a parameter)… */
 	keyPrefix: string;
@@ -33,9 +39,10 @@ export async function loadKeyTable(
 	if (count === 0) return ref;
 	await pool.query(`ALTER TABLE ${ref.qualified} DROP CONSTRAINT ${table}_pkey`);
 	await pool.query(`DROP INDEX ${ref.firstSeenIndex}`);
+	// A compact row as a claim leaves it: key and first_seen, and the 12 bytes of its claim ID if asked.
 	await pool.query(
-		`INSERT INTO ${ref.qualified} (key, first_seen, last_seen, deliveries, status${claimTokens ? ', claim_token' : ''})
-		 SELECT $2 || ${keySuffixSql}, ts, ts, 1, 'completed'${claimTokens ? ", md5(i::text || 'token')::uuid::text" : ''}
+		`INSERT INTO ${ref.qualified} (key, first_seen${claimTokens ? ', claim_token' : ''})
+		 SELECT $2 || ${keySuffixSql}, ts${claimTokens ? ", substr(decode(md5(i::text || 'token'), 'hex'), 1, 12)" : ''}
 		 FROM generate_series(1, $1::int) AS i,
 		      LATERAL (SELECT now() - make_interval(secs => ($3::float8 * 86400.0) * (1 - i::float8 / $1::int)) AS ts) AS t`,
 		[count, keyPrefix, days],

@@ -1,11 +1,18 @@
 // Runs the built Idempotency Claim / Idempotency Key nodes the way n8n calls them: execute() with a context.
 import { randomUUID } from 'node:crypto';
 
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { PostgresCredentials } from '../nodes/Idempotency/transport/postgresCredentials';
 import { executeContext, webhookItem } from '../test/support/executeContext';
 import type { Dist } from './dist';
+
+/** Claim settings beyond Claim Once with its defaults: a mode, a lease, more options. */
+export interface ClaimSettings {
+	claimMode?: 'once' | 'lease';
+	leaseSeconds?: number;
+	options?: IDataObject;
+}
 
 /** A claim node bound to one table; items are built before timing starts (n8n's Webhook node builds them). */
 export function nodeClaimer(
@@ -13,9 +20,15 @@ export function nodeClaimer(
 	credentials: PostgresCredentials,
 	table: string,
 	countRepeats = true,
+	settings: ClaimSettings = {},
 ) {
 	const node = new dist.IdempotencyClaim();
-	const parameters = { keySource: 'auto', claimMode: 'once', options: { table, countRepeats } };
+	const parameters = {
+		keySource: 'auto',
+		claimMode: settings.claimMode ?? 'once',
+		leaseSeconds: settings.leaseSeconds ?? 300,
+		options: { table, countRepeats, ...settings.options },
+	};
 	const contextOf = (items: INodeExecutionData[]) =>
 		executeContext(items, { parameters, credentials });
 	return {
@@ -32,6 +45,24 @@ export function nodeClaimer(
 		run: (context: IExecuteFunctions): Promise<INodeExecutionData[][]> =>
 			node.execute.call(context) as Promise<INodeExecutionData[][]>,
 	};
+}
+
+/** Complete through the Idempotency Key node, key and claim ID mapped from the claim node's items. */
+export function completeRunner(dist: Dist, credentials: PostgresCredentials, table: string) {
+	const node = new dist.IdempotencyKey();
+	return (claimed: INodeExecutionData[]) =>
+		node.execute.call(
+			executeContext(claimed, {
+				parameters: { operation: 'complete', options: { table } },
+				perItem: (name, index) => {
+					const result = claimed[index].json.idempotency as IDataObject;
+					return name === 'key' ? result.key : name === 'claimId' ? result.claimId : undefined;
+				},
+				credentials,
+				nodeName: 'Idempotency Key',
+				nodeType: 'idempotencyKey',
+			}),
+		) as Promise<INodeExecutionData[][]>;
 }
 
 export function purgeRunner(dist: Dist, credentials: PostgresCredentials, table: string) {

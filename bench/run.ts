@@ -8,12 +8,14 @@ import { join } from 'node:path';
 import { credentialsFromUrl, redact } from '../test/support/database';
 import { startPostgres } from '../test/support/postgres';
 import { benchBatch } from './batch';
+import { benchBytesPerKey } from './bytesPerKey';
 import type { BenchContext, BenchResult, Benchmark } from './benchmark';
 import { benchClaimCost } from './claimCost';
 import { benchClaimPath } from './claimPath';
 import { benchPooler } from './pooler';
 import { benchCleanup } from './cleanup';
 import { benchGrowth } from './growth';
+import { benchGrowthSettings } from './growthSettings';
 import { loadDist } from './dist';
 import { describeEnvironment } from './environment';
 import { benchMemory } from './memory';
@@ -30,6 +32,9 @@ const BENCH_TABLES = [
 	'bench_cleanup',
 	'bench_memory',
 	'bench_n8n_claims',
+	...['smallest_once', 'compact_once', 'original_once', 'compact_lease', 'original_lease'].map(
+		(table) => `bench_bytes_${table}`,
+	),
 ];
 
 const args = process.argv.slice(2);
@@ -56,6 +61,7 @@ const DATABASE_BENCHES: BenchEntry[] = [
 	['pooler', '1b. Claims through a transaction pooler', benchPooler],
 	['batch', '2. Batches of 10,000 items', benchBatch],
 	['claimCost', "2b. Where a claim's time goes", benchClaimCost],
+	['bytesPerKey', '5a. Bytes per key', benchBytesPerKey],
 ];
 const N8N_BENCHES: BenchEntry[] = [
 	['n8nThroughput', '3. Throughput in real n8n', benchN8nThroughput],
@@ -65,6 +71,7 @@ const N8N_BENCHES: BenchEntry[] = [
 const LATE_BENCHES: BenchEntry[] = [
 	['cleanup', '5. Cleanup at scale', benchCleanup],
 	['growth', '5b. Claims as the table grows', benchGrowth],
+	['growthSettings', '5c. Old keys and server settings', benchGrowthSettings],
 	['memory', '6a. Memory of a Node process driving the node', benchMemory],
 ];
 

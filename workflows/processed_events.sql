@@ -3,27 +3,40 @@
 -- processed_events itself ("Create Table If Missing", on by default). Safe to run again.
 
 -- One row per idempotency key: the first delivery inserts it, every later one finds it. Fixed-width
--- columns come first: placed after the text key, each row would carry alignment padding.
+-- columns come first: placed after the text key, each row would carry alignment padding. Columns stay
+-- NULL until a claim needs them, and a NULL costs a row nothing.
 CREATE TABLE IF NOT EXISTS processed_events (
 	first_seen timestamptz NOT NULL DEFAULT now(),
+	-- The last repeat delivery; NULL until the first repeat.
 	last_seen timestamptz,
+	-- Set only while a leased claim runs its business step: the claim is 'processing' while it is set.
 	lease_until timestamptz,
-	deliveries integer NOT NULL DEFAULT 1,
+	-- Deliveries of the key; NULL means one.
+	deliveries integer,
 	key text PRIMARY KEY,
-	-- 'processing' while a lease-mode claim runs its business step, 'completed' afterwards.
-	status text NOT NULL DEFAULT 'completed',
-	claim_token text,
-	fingerprint text
+	-- The 12 bytes of the current holder's claim ID.
+	claim_token bytea,
+	-- A kind byte and 128 bits of the payload's SHA-256, when Payload Fingerprint is on.
+	fingerprint bytea
 );
 
 -- A table made earlier with only (key, first_seen), such as the built-in-nodes template's, gets the
--- newer columns here. These lines only add columns: existing keys stay, and count as completed.
-ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS last_seen timestamptz;
-ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS deliveries integer NOT NULL DEFAULT 1;
-ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'completed';
-ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS lease_until timestamptz;
-ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS claim_token text;
-ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS fingerprint text;
+-- columns it lacks here, in the types of the node's original layout, as the node itself adds them. These
+-- lines only add columns: existing keys stay, and count as completed. A table this file (or the node)
+-- created keeps its claim ID as bytes and is complete: nothing is added to it.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'processed_events'::regclass
+	               AND attname IN ('claim_token', 'fingerprint') AND atttypid = 'bytea'::regtype AND NOT attisdropped) THEN
+		ALTER TABLE processed_events
+			ADD COLUMN IF NOT EXISTS last_seen timestamptz,
+			ADD COLUMN IF NOT EXISTS deliveries integer NOT NULL DEFAULT 1,
+			ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'completed',
+			ADD COLUMN IF NOT EXISTS lease_until timestamptz,
+			ADD COLUMN IF NOT EXISTS claim_token text,
+			ADD COLUMN IF NOT EXISTS fingerprint text;
+	END IF;
+END $$;
 
 -- The cleanup workflow deletes by age; this index keeps that cheap on big tables.
 CREATE INDEX IF NOT EXISTS processed_events_first_seen_idx ON processed_events (first_seen);

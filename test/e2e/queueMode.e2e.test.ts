@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
+import { rowsOf } from '../support/claimTable';
 import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
 import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog } from '../support/n8n/instance';
@@ -228,11 +229,11 @@ async function attemptsByKey(keys: string[]): Promise<Record<string, string[]>> 
 }
 
 async function claimStatuses(keys: string[]): Promise<Record<string, number>> {
-	const { rows } = await db.query<{ status: string; n: number }>(
-		'SELECT status, count(*)::int AS n FROM processed_events WHERE key = ANY($1) GROUP BY status',
-		[keys],
-	);
-	return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+	const counts: Record<string, number> = {};
+	for (const row of await rowsOf(db, 'processed_events'))
+		if (keys.includes(row.key as string))
+			counts[row.status as string] = (counts[row.status as string] ?? 0) + 1;
+	return counts;
 }
 
 /** Business steps running right now, by the worker whose connection runs them (pg_stat_activity). */

@@ -15,6 +15,7 @@
 import type { Pool } from 'pg';
 
 import type { AppDatabase } from '../support/appDatabase';
+import { claimsByStatus, rowsOf } from '../support/claimTable';
 import { InjectedFailures } from '../support/injectedFailures';
 import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
 import type { N8nExecutions } from '../support/n8n/executions';
@@ -164,12 +165,18 @@ async function storm(): Promise<void> {
 		'SELECT k AS event_key FROM unnest($1::text[]) AS k WHERE NOT EXISTS (SELECT 1 FROM business_log b WHERE b.event_key = k) LIMIT 10',
 		[plan.events.map((event) => event.key)],
 	);
-	const claims = await admin.query<{ status: string; n: number }>(
-		'SELECT status, count(*)::int AS n FROM processed_events GROUP BY status ORDER BY status',
-	);
-	const notCompleted = await admin.query(
-		"SELECT key, status, deliveries, lease_until FROM processed_events WHERE status <> 'completed' ORDER BY key LIMIT 10",
-	);
+	const claims = { rows: await claimsByStatus(admin, 'processed_events') };
+	const notCompleted = {
+		rows: (await rowsOf(admin, 'processed_events'))
+			.filter((row) => row.status !== 'completed')
+			.slice(0, 10)
+			.map(({ key, status, deliveries, lease_until }) => ({
+				key,
+				status,
+				deliveries,
+				lease_until,
+			})),
+	};
 	const plannedFailuresLeft = await failures.remaining();
 	const runs = await executions.settledStatusCounts(template.id, since, 20_000);
 	const failedRuns = await executions.failures(template.id, since);

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
+import { rowsOf } from '../support/claimTable';
 import { deliver } from '../support/deliver';
 import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
 import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
@@ -68,11 +69,12 @@ it('an execution killed mid-way is reported once its lease expires, and nothing 
 			lockHolder.release();
 		}
 
+		// Rows as the node's compact table holds them: a claim is processing while its lease_until is set.
 		await pool.query(
-			`INSERT INTO processed_events (key, first_seen, last_seen, deliveries, status, lease_until, claim_token) VALUES
-			 ($1, now() - interval '2 hours', now() - interval '1 hour', 2, 'completed', NULL, NULL),
-			 ($2, now() - interval '2 hours', now() - interval '2 hours', 1, 'processing', now() + interval '1 hour', 'live-holder'),
-			 ($3, now() - interval '40 days', now() - interval '40 days', 1, 'completed', NULL, NULL)`,
+			`INSERT INTO processed_events (key, first_seen, last_seen, deliveries, lease_until, claim_token) VALUES
+			 ($1, now() - interval '2 hours', now() - interval '1 hour', 2, NULL, NULL),
+			 ($2, now() - interval '2 hours', NULL, NULL, now() + interval '1 hour', convert_to('live-holder', 'UTF8')),
+			 ($3, now() - interval '40 days', NULL, NULL, NULL, NULL)`,
 			[`evt:evt_${tag}_completed`, `evt:evt_${tag}_live`, `evt:evt_${tag}_old`],
 		);
 		// The fixture's lease is 2 s.
@@ -105,8 +107,8 @@ it('an execution killed mid-way is reported once its lease expires, and nothing 
 	}));
 
 async function statusOf(key: string): Promise<string | undefined> {
-	const { rows } = await pool.query('SELECT status FROM processed_events WHERE key = $1', [key]);
-	return rows[0]?.status;
+	const rows = await rowsOf(pool, 'processed_events');
+	return rows.find((row) => row.key === key)?.status as string | undefined;
 }
 
 /** Polls `sql` until its first row's `done` is true. */

@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { executeContext } from '../support/executeContext';
-import { createKeyAndFirstSeenTable } from '../support/claimTable';
+import { createKeyAndFirstSeenTable, freshClaimTable } from '../support/claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
@@ -79,6 +79,21 @@ describe('Idempotency Key node: List Stuck Claims', () => {
 			stuckClaims: 1,
 			leasesTracked: true,
 			at: expect.any(String),
+		});
+	});
+
+	it('the summary counts every stuck claim, not only the Max Keys listed (a table the claim node created)', async () => {
+		const table = await freshClaimTable();
+		const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+		for (let i = 0; i < 8; i++)
+			await table.claim([`evt:stuck-${i}`], { mode: 'lease', leaseSeconds: 60, now: twoHoursAgo });
+		await table.claim(['evt:live'], { mode: 'lease', leaseSeconds: 3600 });
+		const [items] = await listStuck(table.ref.table, { maxKeys: 2, includeSummary: true });
+		expect(items.map((item) => item.json.kind)).toEqual(['summary', 'stuck_claim', 'stuck_claim']);
+		expect(items[0].json).toMatchObject({
+			totalKeys: 9,
+			keysByStatus: { processing: 9 },
+			stuckClaims: 8,
 		});
 	});
 

@@ -3,6 +3,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { claimsByStatus } from '../support/claimTable';
 import { executeContext, webhookItem } from '../support/executeContext';
 import { seededRandom } from '../support/seededRandom';
 import { planStorm } from '../support/stormPlan';
@@ -127,9 +128,7 @@ describe('retry storm: the node template’s logic under retries, failures and k
 		const rows = await admin.query(
 			`SELECT count(*)::int AS total, count(DISTINCT event_key)::int AS distinct_keys FROM ${business}`,
 		);
-		const claims = await admin.query(
-			`SELECT status, count(*)::int AS n FROM ${table} GROUP BY status`,
-		);
+		const claims = { rows: await claimsByStatus(admin, table) };
 
 		console.log(
 			`retry storm (seed ${seed}): ${JSON.stringify({ ...stats, killedConnections, seconds, businessRows: rows.rows[0], claims: claims.rows })}`,

@@ -1,6 +1,11 @@
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { createKeyAndFirstSeenTable, freshClaimTable, rowsOf } from '../support/claimTable';
+import {
+	createKeyAndFirstSeenTable,
+	freshClaimTable,
+	originalLayoutClaimTable,
+	rowsOf,
+} from '../support/claimTable';
 import { testPool } from '../support/database';
 
 afterAll(closeAllPools);
@@ -28,7 +33,7 @@ describe('purge', () => {
 	});
 
 	it('never deletes a claim still being worked on, however old its key; expired leases and completed keys go', async () => {
-		const table = await freshClaimTable();
+		const table = await originalLayoutClaimTable();
 		const inSeconds = (seconds: number) => new Date(now.getTime() + seconds * 1000);
 		await table.pool.query(
 			`INSERT INTO ${table.ref.qualified} (key, first_seen, status, lease_until) VALUES

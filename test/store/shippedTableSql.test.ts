@@ -32,10 +32,42 @@ describe('workflows/processed_events.sql', () => {
 		);
 		const byFile = await columnsAfter([SHIPPED_SQL], uniqueTableName('file_ddl'));
 		expect(byFile).toEqual(byNode);
-		// Fixed-width columns before the text ones: no alignment padding in any row.
+		// Fixed-width columns before the text ones: no alignment padding in any row; at most 8 columns, so
+		// a row's null bitmap stays inside its 24-byte header.
 		expect(byNode.map((c) => c.column_name).join(' ')).toBe(
-			'first_seen last_seen lease_until deliveries key status claim_token fingerprint',
+			'first_seen last_seen lease_until deliveries key claim_token fingerprint',
 		);
+		expect(byNode.filter((c) => c.is_nullable === 'YES').map((c) => c.data_type)).toEqual([
+			'timestamp with time zone',
+			'timestamp with time zone',
+			'integer',
+			'bytea',
+			'bytea',
+		]);
+	});
+
+	it('run again on the table it created, it adds nothing; on a table of the original layout, nothing either', async () => {
+		const again = await columnsAfter([SHIPPED_SQL, SHIPPED_SQL], uniqueTableName('again_ddl'));
+		expect(again.map((c) => c.column_name)).toHaveLength(7);
+		const original = await columnsAfter(
+			[
+				`CREATE TABLE processed_events (first_seen timestamptz NOT NULL DEFAULT now(), last_seen timestamptz,
+				 lease_until timestamptz, deliveries integer NOT NULL DEFAULT 1, key text PRIMARY KEY,
+				 status text NOT NULL DEFAULT 'completed', claim_token text, fingerprint text)`,
+				SHIPPED_SQL,
+			],
+			uniqueTableName('original_ddl'),
+		);
+		expect(original.map((c) => `${c.column_name} ${c.data_type}`)).toEqual([
+			'first_seen timestamp with time zone',
+			'last_seen timestamp with time zone',
+			'lease_until timestamp with time zone',
+			'deliveries integer',
+			'key text',
+			'status text',
+			'claim_token text',
+			'fingerprint text',
+		]);
 	});
 
 	it('upgrades a table with only key and first_seen without losing a key', async () => {

@@ -1,7 +1,11 @@
 import { listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { createKeyAndFirstSeenTable, freshClaimTable } from '../support/claimTable';
+import {
+	createKeyAndFirstSeenTable,
+	freshClaimTable,
+	originalLayoutClaimTable,
+} from '../support/claimTable';
 import { testCredentials, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
@@ -9,9 +13,12 @@ afterAll(closeAllPools);
 const now = new Date('2026-03-01T12:00:00Z');
 const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_000);
 
-/** Every kind of row a claim table holds, each first seen two hours before `now` unless said otherwise. */
+/**
+ * Every kind of row a claim table of the original layout holds (a processing claim with no lease at all
+ * among them), each first seen two hours before `now` unless said otherwise.
+ */
 async function tableWithEveryKind() {
-	const table = await freshClaimTable();
+	const table = await originalLayoutClaimTable();
 	await table.pool.query(
 		`INSERT INTO ${table.ref.qualified} (key, first_seen, last_seen, deliveries, status, lease_until, claim_token) VALUES
 		 ('stuck:a', $1, $2, 3, 'processing', $3, 'tok-a'),

@@ -10,7 +10,7 @@ import { payloadFingerprint, type FingerprintMode } from '../key/fingerprint';
 import type { DerivedKey, KeyRule } from '../key/keyRule';
 import { presetKeyRule } from '../key/providerPresets';
 import { claimBatch } from '../store/claimBatch';
-import type { ClaimMode, ClaimOutcome } from '../store/claimOutcome';
+import type { ClaimMode, ClaimOutcome, ClaimRequest } from '../store/claimOutcome';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { LEASE_CLAIM_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
@@ -26,12 +26,6 @@ import { unclaimedItem, unclaimedRoute } from './unclaimedItems';
 export const NEW_OUTPUT = 0;
 export const DUPLICATE_OUTPUT = 1;
 export const MISMATCH_OUTPUT = 2;
-
-interface KeyedItem {
-	index: number;
-	derived: DerivedKey;
-	fingerprint: string | null;
-}
 
 /** Derives every item's key, claims them all in one round trip, and routes New / Duplicate (/ Mismatch). */
 export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -58,7 +52,10 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
 	const countRepeats = this.getNodeParameter('options.countRepeats', 0, true) as boolean;
 
-	const keyed: KeyedItem[] = [];
+	// Per keyed item: its index among the inputs, its key and what is claimed.
+	const indexes: number[] = [];
+	const derivedKeys: DerivedKey[] = [];
+	const requests: ClaimRequest[] = [];
 	for (let index = 0; index < items.length; index++) {
 		try {
 			const json = items[index].json as Record<string, unknown>;
@@ -69,11 +66,10 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			const rawBody = needsBytes ? await readRawBody(this, items[index], index) : undefined;
 			const input = { json, rawBody };
 			const scope = (this.getNodeParameter('options.scope', index, '') as string) ?? '';
-			keyed.push({
-				index,
-				derived: deriveKey(input, rule, scope),
-				fingerprint: payloadFingerprint(input, fingerprintMode),
-			});
+			const derived = deriveKey(input, rule, scope);
+			requests.push({ key: derived.key, fingerprint: payloadFingerprint(input, fingerprintMode) });
+			derivedKeys.push(derived);
+			indexes.push(index);
 		} catch (error) {
 			const message = `Item ${index}: ${(error as Error).message}`;
 			if (!this.continueOnFail())
@@ -81,7 +77,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			pushUnclaimed(this, outputs, items, failedItem(message, 'bad_delivery', index));
 		}
 	}
-	if (keyed.length === 0) return outputs;
+	if (requests.length === 0) return outputs;
 
 	const credentials = await readCredentials(this);
 	let outcomes: ClaimOutcome[];
@@ -91,7 +87,6 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		privileges:
 			countRepeats || mode === 'lease' ? ['SELECT', 'INSERT', 'UPDATE'] : ['SELECT', 'INSERT'],
 	};
-	const requests = keyed.map((item) => ({ key: item.derived.key, fingerprint: item.fingerprint }));
 	const options = { mode, leaseSeconds, countRepeats, token: newClaimToken() };
 	try {
 		const table = await openClaimTable(await poolFor(credentials), ref, needs);
@@ -99,33 +94,25 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			claimBatch(current, requests, options),
 		);
 	} catch (error) {
-		const failed = databaseFailure(
-			this,
-			error,
-			credentials,
-			keyed.map((item) => item.index),
-			true,
-		);
+		const failed = databaseFailure(this, error, credentials, indexes, true);
 		for (const item of failed) pushUnclaimed(this, outputs, items, item);
 		return outputs;
 	}
 
 	const iso = isoFormatter();
-	keyed.forEach((item, position) => {
+	const mismatchOutput = fingerprintMode === 'off' ? DUPLICATE_OUTPUT : MISMATCH_OUTPUT;
+	for (let position = 0; position < requests.length; position++) {
 		const outcome = outcomes[position];
-		const source = items[item.index];
+		const index = indexes[position];
+		const source = items[index];
 		const routed: INodeExecutionData = {
-			json: { ...source.json, idempotency: resultObject(item.derived, outcome, iso) },
-			pairedItem: { item: item.index },
+			json: { ...source.json, idempotency: resultObject(derivedKeys[position], outcome, iso) },
+			pairedItem: { item: index },
 		};
 		if (source.binary) routed.binary = source.binary;
-		const output = outcome.won
-			? NEW_OUTPUT
-			: outcome.mismatch && fingerprintMode !== 'off'
-				? MISMATCH_OUTPUT
-				: DUPLICATE_OUTPUT;
+		const output = outcome.won ? NEW_OUTPUT : outcome.mismatch ? mismatchOutput : DUPLICATE_OUTPUT;
 		outputs[output].push(routed);
-	});
+	}
 	return outputs;
 }
 

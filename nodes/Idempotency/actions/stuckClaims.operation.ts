@@ -6,7 +6,7 @@ import {
 } from 'n8n-workflow';
 
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
-import { listStuckClaims } from '../store/stuckClaims';
+import { countStuckClaims, listStuckClaims } from '../store/stuckClaims';
 import { summarizeTable } from '../store/tableSummary';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './databaseFailure';
@@ -83,6 +83,10 @@ export async function executeListStuck(this: IExecuteFunctions): Promise<INodeEx
 			const summary = await withCurrentTable(table, needs, (current) =>
 				summarizeTable(current, { now: stuck.now }),
 			);
+			// Every stuck claim, not only the ones the list above was capped at.
+			const stuckClaims = await withCurrentTable(table, needs, (current) =>
+				countStuckClaims(current, { firstSeenMinutesAgo: stuckAfterMinutes, now: stuck.now }),
+			);
 			out.push({
 				json: {
 					kind: 'summary',
@@ -92,7 +96,7 @@ export async function executeListStuck(this: IExecuteFunctions): Promise<INodeEx
 					keysRepeatedLastDay: summary.keysRepeatedLastDay,
 					oldestKey: summary.oldestKey,
 					oldestFirstSeen: summary.oldestFirstSeen?.toISOString() ?? null,
-					stuckClaims: stuck.claims.length,
+					stuckClaims,
 					leasesTracked: stuck.leasesTracked,
 					at: summary.now.toISOString(),
 				},

@@ -16,15 +16,28 @@ export async function claimBatch(
 	requests: ClaimRequest[],
 	options: ClaimOptions,
 ): Promise<ClaimOutcome[]> {
-	const firstByKey = new Map<string, ClaimRequest>();
-	for (const request of requests)
-		if (!firstByKey.has(request.key)) firstByKey.set(request.key, request);
-	const outcomes = await claimKeys(table, [...firstByKey.values()], options);
-	return requests.map((request) => {
-		const outcome = outcomes.get(request.key)!;
-		const first = firstByKey.get(request.key)!;
-		if (first === request) return outcome;
-		return repeatWithinBatch(outcome, first, request, options);
+	// One webhook per execution is the common case: nothing to look for.
+	if (requests.length === 1) return claimKeys(table, requests, options);
+	// Where each key first appears among the distinct requests.
+	const firstAt = new Map<string, number>();
+	const distinct: ClaimRequest[] = [];
+	const positions = new Array<number>(requests.length);
+	for (let index = 0; index < requests.length; index++) {
+		const request = requests[index];
+		let position = firstAt.get(request.key);
+		if (position === undefined) {
+			position = distinct.push(request) - 1;
+			firstAt.set(request.key, position);
+		}
+		positions[index] = position;
+	}
+	const outcomes = await claimKeys(table, distinct, options);
+	if (distinct.length === requests.length) return outcomes;
+	return requests.map((request, index) => {
+		const position = positions[index];
+		const first = distinct[position];
+		if (first === request) return outcomes[position];
+		return repeatWithinBatch(outcomes[position], first, request, options);
 	});
 }
 

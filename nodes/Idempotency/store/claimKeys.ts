@@ -1,49 +1,73 @@
 import { ClaimError } from '../errors';
-import {
-	fingerprintsDiffer,
-	type ClaimOptions,
-	type ClaimOutcome,
-	type ClaimRequest,
-} from './claimOutcome';
-import {
-	claimOnceCountingStatement,
-	claimOnceReadOnlyStatement,
-	claimWithLeaseStatement,
-	type NamedStatement,
-} from './claimSql';
+import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
+import { claimStatement, type ClaimShape } from './claimSql';
 import type { ClaimTable } from './claimTable';
 import { queryStatement } from './namedStatements';
+import {
+	storedClaimToken,
+	storedFingerprint,
+	storedFingerprintsDiffer,
+	type StoredValue,
+} from './storedValues';
 import { CLAIM_RETRY, withTransientRetry } from './transientErrors';
 
-interface ClaimRow {
-	claimed?: boolean;
-	key: string;
-	first_seen: Date;
+/**
+ * A key's stored state, as a claim statement returns it (first_seen NULL: no row was found). A one-key
+ * statement leaves out the columns its table cannot fill, and compares the fingerprint itself.
+ */
+interface StateRow {
+	first_seen: Date | null;
 	last_seen?: Date | null;
 	deliveries?: number | null;
-	status?: 'completed' | 'processing';
+	processing?: boolean;
 	lease_until?: Date | null;
-	claim_token?: string | null;
-	fingerprint?: string | null;
+	/** The row holds this claim's token: a takeover, or this statement's own lost earlier attempt. */
+	mine?: boolean;
+	fingerprint?: StoredValue | null;
+	/** The stored fingerprint describes another payload than the offered one. */
+	mismatch?: boolean;
 }
 
+/** The one row of a one-key statement. */
+interface SingleRow extends StateRow {
+	/** This statement inserted the key. */
+	fresh: boolean;
+}
+
+/** A row of a batch statement: a key it did not insert, or (key NULL) the summary of those it did. */
+interface BatchRow extends StateRow {
+	key: string | null;
+	/** On the summary row: how many keys the statement inserted (they share its first_seen). */
+	fresh: number | null;
+}
+
+/** A key the statement inserted: all the node does not know of it is the clock (and a lease's end). */
+class FreshKey {
+	constructor(
+		readonly firstSeen: Date,
+		readonly leaseUntil: Date | null,
+	) {}
+}
+
+/** What a claim learned of each key: inserted by it, its stored row, or nothing yet (asked again). */
+type Answer = FreshKey | StateRow | undefined;
+
 /**
- * Claims distinct keys in one statement (for read-only repeats, rarely more). Keys are sorted inside
- * the statement so two batches that share keys lock them in the same order and cannot deadlock. If the
- * claim fails after it won some keys, those keys are released before the error is raised, so the
- * provider's retry finds them free.
+ * Claims distinct keys in one statement (for read-only repeats, rarely more) and returns their outcomes
+ * in request order. Keys are sorted inside the statement so two batches that share keys lock them in the
+ * same order and cannot deadlock. If the claim fails after it won some keys, those keys are released
+ * before the error is raised, so the provider's retry finds them free.
  */
 export async function claimKeys(
 	table: ClaimTable,
 	requests: ClaimRequest[],
 	options: ClaimOptions,
-): Promise<Map<string, ClaimOutcome>> {
-	const outcomes = new Map<string, ClaimOutcome>();
+): Promise<ClaimOutcome[]> {
+	const outcomes: ClaimOutcome[] = new Array(requests.length);
 	if (requests.length === 0) return outcomes;
 	let decided = false;
 	try {
-		if (options.mode === 'lease') await claimWithLease(table, requests, options, outcomes);
-		else await claimOnce(table, requests, options, outcomes);
+		await new KeyClaim(table, requests, options, outcomes).run();
 		decided = true;
 		return outcomes;
 	} finally {
@@ -51,163 +75,179 @@ export async function claimKeys(
 	}
 }
 
-async function claimOnce(
-	table: ClaimTable,
-	requests: ClaimRequest[],
-	options: ClaimOptions,
-	outcomes: Map<string, ClaimOutcome>,
-): Promise<void> {
-	const { capabilities } = table;
-	const counting = options.countRepeats && capabilities.counters;
-	const statement = counting
-		? claimOnceCountingStatement(table.ref, capabilities)
-		: claimOnceReadOnlyStatement(table.ref, capabilities);
-	let pending = requests;
-	for (let round = 1; pending.length > 0; round++) {
-		const { rows, lostAttempts } = await runClaim(table, statement, pending, options);
-		const unsure: string[] = [];
-		for (const request of pending) {
-			const row = rows.get(request.key);
-			if (!row) continue;
-			const outcome = onceOutcome(request, row, table, options);
-			outcomes.set(request.key, outcome);
-			// An earlier attempt of this very statement may have committed before its answer was lost. With
-			// a claim_token column our own token says so; without one, a key found "seen before" could be our
-			// own lost win, and calling it a duplicate would mean it is never processed.
-			if (lostAttempts > 0 && !outcome.won && !capabilities.leases) unsure.push(request.key);
-		}
-		if (unsure.length > 0) {
-			throw new ClaimError(
-				`the connection to Postgres failed after the claim was sent, and table ${table.ref.schema}.${table.ref.table} has no claim_token column, ` +
-					`so it cannot tell whether ${describeKeys(unsure)} ${unsure.length > 1 ? 'were' : 'was'} claimed by this delivery's lost attempt or by an earlier delivery. ` +
-					'Nothing was routed. Turn on "Create Table If Missing" (it adds claim_token) to remove this risk.',
-			);
-		}
-		pending = pending.filter((request) => !rows.has(request.key));
-		if (pending.length === 0) break;
-		// Only read-only repeats can miss a key (inserted by a concurrent delivery after the statement's
-		// snapshot, or released in between); a counting claim that misses one got a different key back.
-		if (counting || round === 3) {
-			throw new ClaimError(
-				`${describeKeys(pending.map((request) => request.key))} came back from Postgres different from what was sent ` +
-					'(or kept changing under every attempt); nothing was routed, try again',
-			);
-		}
-	}
-}
+class KeyClaim {
+	private readonly mode: ClaimShape['mode'];
+	private readonly token: StoredValue;
+	/** Fingerprints as the table stores them, by request position (null: none offered). */
+	private readonly fingerprints: Array<StoredValue | null>;
 
-function onceOutcome(
-	request: ClaimRequest,
-	row: ClaimRow,
-	table: ClaimTable,
-	options: ClaimOptions,
-): ClaimOutcome {
-	const { capabilities } = table;
-	const won =
-		row.claimed === true || (row.claim_token != null && row.claim_token === options.token);
-	// Claim-once rows are final; a row another workflow claimed with a lease may still be processing.
-	const status = row.claimed ? 'completed' : (row.status ?? 'completed');
-	const counted = options.countRepeats && capabilities.counters;
-	return {
-		key: request.key,
-		won,
-		reclaimed: false,
-		status,
-		duplicateKind: won ? null : status === 'processing' ? 'in_progress' : 'completed',
-		mismatch: !won && fingerprintsDiffer(row.fingerprint, request.fingerprint),
-		firstSeen: row.first_seen,
-		lastSeen: row.claimed
-			? capabilities.counters
-				? row.first_seen
-				: null
-			: (row.last_seen ?? null),
-		deliveries: row.claimed
-			? capabilities.counters
-				? 1
-				: null
-			: counted
-				? (row.deliveries ?? null)
-				: null,
-		leaseUntil: null,
-		claimToken: won && capabilities.leases ? options.token : null,
-	};
-}
-
-async function claimWithLease(
-	table: ClaimTable,
-	requests: ClaimRequest[],
-	options: ClaimOptions,
-	outcomes: Map<string, ClaimOutcome>,
-): Promise<void> {
-	const { rows } = await runClaim(table, claimWithLeaseStatement(table.ref), requests, options, [
-		options.leaseSeconds,
-	]);
-	for (const request of requests) {
-		const row = rows.get(request.key);
-		if (!row) continue;
-		const won = row.claim_token === options.token;
-		const status = row.status ?? 'processing';
-		outcomes.set(request.key, {
-			key: request.key,
-			won,
-			reclaimed: won && (row.deliveries ?? 1) > 1,
-			status,
-			duplicateKind: won ? null : status === 'completed' ? 'completed' : 'in_progress',
-			mismatch: !won && fingerprintsDiffer(row.fingerprint, request.fingerprint),
-			firstSeen: row.first_seen,
-			lastSeen: row.last_seen ?? null,
-			deliveries: row.deliveries ?? null,
-			leaseUntil: row.lease_until ?? null,
-			claimToken: won ? options.token : null,
-		});
-	}
-	const missing = requests
-		.filter((request) => !rows.has(request.key))
-		.map((request) => request.key);
-	if (missing.length > 0) {
-		throw new ClaimError(
-			`${describeKeys(missing)} came back from Postgres different from what was sent; nothing was routed, try again`,
+	constructor(
+		private readonly table: ClaimTable,
+		private readonly requests: ClaimRequest[],
+		private readonly options: ClaimOptions,
+		private readonly outcomes: ClaimOutcome[],
+	) {
+		const counting = options.countRepeats && table.capabilities.counters;
+		this.mode = options.mode === 'lease' ? 'lease' : counting ? 'counting' : 'readOnly';
+		this.token = storedClaimToken(table.layout, options.token);
+		this.fingerprints = requests.map((request) =>
+			request.fingerprint === null ? null : storedFingerprint(table.layout, request.fingerprint),
 		);
 	}
+
+	async run(): Promise<void> {
+		let pending = this.requests.map((_, position) => position);
+		for (let round = 1; pending.length > 0; round++) {
+			const { answers, lostAttempts } = await this.send(pending);
+			const unsure: string[] = [];
+			const unanswered: number[] = [];
+			pending.forEach((position, i) => {
+				const answer = answers[i];
+				if (!answer) return void unanswered.push(position);
+				const outcome = this.outcomeOf(position, answer);
+				this.outcomes[position] = outcome;
+				// An earlier attempt of this very statement may have committed before its answer was lost. With
+				// a claim_token column our own token says so; without one, a key found "seen before" could be our
+				// own lost win, and calling it a duplicate would mean it is never processed.
+				if (lostAttempts > 0 && !outcome.won && !this.table.capabilities.leases)
+					unsure.push(outcome.key);
+			});
+			if (unsure.length > 0) {
+				const { schema, table } = this.table.ref;
+				throw new ClaimError(
+					`the connection to Postgres failed after the claim was sent, and table ${schema}.${table} has no claim_token column, ` +
+						`so it cannot tell whether ${describeKeys(unsure)} ${unsure.length > 1 ? 'were' : 'was'} claimed by this delivery's lost attempt or by an earlier delivery. ` +
+						'Nothing was routed. Turn on "Create Table If Missing" (it adds claim_token) to remove this risk.',
+				);
+			}
+			pending = unanswered;
+			if (pending.length === 0) break;
+			// Only read-only repeats can miss a key (inserted by a concurrent delivery after the statement's
+			// snapshot, or released in between); an upsert that misses one got a different key back.
+			if (this.mode !== 'readOnly' || round === 3) {
+				throw new ClaimError(
+					`${describeKeys(pending.map((position) => this.requests[position].key))} came back from Postgres different from what was sent ` +
+						'(or kept changing under every attempt); nothing was routed, try again',
+				);
+			}
+		}
+	}
+
+	/** Sends the claim of the keys at these positions; answers in the same order. */
+	private async send(positions: number[]): Promise<{ answers: Answer[]; lostAttempts: number }> {
+		const single = positions.length === 1;
+		const statement = claimStatement(this.table, { mode: this.mode, single });
+		const fingerprints = positions.map((position) => this.fingerprints[position]);
+		const values: unknown[] = single
+			? [this.requests[positions[0]].key, fingerprints[0]]
+			: [
+					positions.map((position) => this.requests[position].key),
+					fingerprints.some((fingerprint) => fingerprint !== null) ? fingerprints : null,
+				];
+		values.push(this.token, this.options.now ?? null);
+		if (this.mode === 'lease') values.push(this.options.leaseSeconds);
+		const { value, lostAttempts } = await withTransientRetry(
+			this.table.pool,
+			(client) => queryStatement<SingleRow & BatchRow>(this.table.pool, client, statement, values),
+			CLAIM_RETRY,
+		);
+		const answers = single
+			? [singleAnswer(value.rows[0])]
+			: batchAnswers(value.rows, positions, this.requests);
+		return { answers, lostAttempts };
+	}
+
+	private outcomeOf(position: number, answer: NonNullable<Answer>): ClaimOutcome {
+		const { key } = this.requests[position];
+		const { counters, leases } = this.table.capabilities;
+		const lease = this.mode === 'lease';
+		if (answer instanceof FreshKey) {
+			return {
+				key,
+				won: true,
+				reclaimed: false,
+				status: lease ? 'processing' : 'completed',
+				duplicateKind: null,
+				mismatch: false,
+				firstSeen: answer.firstSeen,
+				lastSeen: counters ? answer.firstSeen : null,
+				deliveries: counters ? 1 : null,
+				leaseUntil: lease ? answer.leaseUntil : null,
+				claimToken: leases ? this.options.token : null,
+			};
+		}
+		const won = answer.mine === true;
+		const processing = answer.processing === true;
+		const mismatch =
+			answer.mismatch ?? storedFingerprintsDiffer(answer.fingerprint, this.fingerprints[position]);
+		return {
+			key,
+			won,
+			reclaimed: won && lease,
+			status: processing ? 'processing' : 'completed',
+			duplicateKind: won ? null : processing ? 'in_progress' : 'completed',
+			mismatch: !won && mismatch,
+			firstSeen: answer.first_seen!,
+			lastSeen: answer.last_seen ?? null,
+			deliveries: this.mode === 'readOnly' ? null : (answer.deliveries ?? null),
+			leaseUntil: lease ? (answer.lease_until ?? null) : null,
+			claimToken: won && leases ? this.options.token : null,
+		};
+	}
 }
 
-/** Parameters of every claim statement: $1 keys, $2 fingerprints, $3 claim token, $4 clock, then extras. */
-async function runClaim(
-	table: ClaimTable,
-	statement: NamedStatement,
-	requests: ClaimRequest[],
-	options: ClaimOptions,
-	extra: unknown[] = [],
-): Promise<{ rows: Map<string, ClaimRow>; lostAttempts: number }> {
-	const values = [
-		requests.map((r) => r.key),
-		requests.map((r) => r.fingerprint),
-		options.token,
-		options.now ?? null,
-		...extra,
-	];
-	const { value, lostAttempts } = await withTransientRetry(
-		table.pool,
-		(client) => queryStatement<ClaimRow>(table.pool, client, statement, values),
-		CLAIM_RETRY,
-	);
-	return { rows: new Map(value.rows.map((row) => [row.key, row])), lostAttempts };
+function singleAnswer(row: SingleRow | undefined): Answer {
+	if (!row) return undefined;
+	return row.fresh ? new FreshKey(row.first_seen!, row.lease_until ?? null) : row;
+}
+
+/**
+ * Matches a batch's rows to its keys: a returned key is a repeat (or, without a row, not found), every
+ * other key was inserted. The summary's count must be exactly the keys without a row.
+ */
+function batchAnswers(rows: BatchRow[], positions: number[], requests: ClaimRequest[]): Answer[] {
+	let summary: BatchRow | undefined;
+	const byKey = new Map<string, BatchRow>();
+	for (const row of rows) {
+		if (row.key === null) summary = row;
+		else byKey.set(row.key, row);
+	}
+	if (!summary)
+		throw new ClaimError(
+			'Postgres answered the claim without its summary row; nothing was routed, try again',
+		);
+	const fresh = new FreshKey(summary.first_seen!, summary.lease_until ?? null);
+	let freshCount = 0;
+	const answers = positions.map((position): Answer => {
+		const row = byKey.get(requests[position].key);
+		if (row) return row.first_seen === null ? undefined : row;
+		freshCount++;
+		return fresh;
+	});
+	// A key that came back altered (a trigger, a collation) would pass for an inserted one: refuse instead.
+	if (freshCount !== summary.fresh || byKey.size + freshCount > positions.length) {
+		throw new ClaimError(
+			`Postgres inserted ${summary.fresh} of the keys, but ${freshCount} came back without a row of their own: ` +
+				'keys came back different from what was sent; nothing was routed, try again',
+		);
+	}
+	return answers;
 }
 
 async function releaseWonKeys(
 	table: ClaimTable,
-	outcomes: Map<string, ClaimOutcome>,
+	outcomes: ClaimOutcome[],
 	token: string,
 ): Promise<void> {
-	const won = [...outcomes.values()].filter((outcome) => outcome.won).map((outcome) => outcome.key);
+	const won = outcomes.filter((outcome) => outcome?.won).map((outcome) => outcome.key);
 	if (won.length === 0) return;
 	const tokenCheck = table.capabilities.leases
-		? ' AND claim_token = $2'
-		: ' AND $2::text IS NOT NULL';
+		? ` AND claim_token = $2::${table.layout.tokenType}`
+		: ` AND $2::${table.layout.tokenType} IS NOT NULL`;
 	await table.pool
 		.query(`DELETE FROM ${table.ref.qualified} WHERE key = ANY($1::text[])${tokenCheck}`, [
 			won.sort(),
-			token,
+			storedClaimToken(table.layout, token),
 		])
 		// The connection that just failed is likely gone too; the original error is the one to report.
 		.catch(() => undefined);

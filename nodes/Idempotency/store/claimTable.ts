@@ -2,14 +2,21 @@ import type { Pool } from 'pg';
 
 import { TableError } from '../errors';
 import type { TablePrivilege } from './tableFacts';
-import { prepareTable, type PreparedTable, type TableCapabilities } from './tableSchema';
+import type { TableLayout } from './tableLayout';
+import {
+	lacksColumn,
+	prepareTable,
+	type PreparedTable,
+	type TableCapabilities,
+} from './tableSchema';
 import type { TableRef } from './tableRef';
 
-/** A claim table as one handle: the pool that reaches it, its name, and what it has. */
+/** A claim table as one handle: the pool that reaches it, its name, what it has and how it stores it. */
 export interface ClaimTable {
 	pool: Pool;
 	ref: TableRef;
 	capabilities: TableCapabilities;
+	layout: TableLayout;
 }
 
 /** What an operation needs of the table before it may send a statement. */
@@ -48,7 +55,7 @@ export async function openClaimTable(
 	}
 	if (unmet.length > 0)
 		throw new TableError(`table ${ref.schema}.${ref.table} ${unmet.join('; ')}`);
-	return { pool, ref, capabilities: prepared.capabilities };
+	return { pool, ref, capabilities: prepared.capabilities, layout: prepared.layout };
 }
 
 /**
@@ -122,8 +129,8 @@ function reprepare(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise
 
 function unmetNeeds(ref: TableRef, prepared: PreparedTable, needs: TableNeeds): string[] {
 	const unmet: string[] = [];
-	const missingColumns = (needs.columns ?? []).filter(
-		(column) => !prepared.facts.columns.has(column),
+	const missingColumns = (needs.columns ?? []).filter((column) =>
+		lacksColumn(prepared.layout, prepared.facts, column),
 	);
 	if (missingColumns.length > 0) {
 		unmet.push(

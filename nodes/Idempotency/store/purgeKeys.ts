@@ -1,4 +1,5 @@
 import type { ClaimTable } from './claimTable';
+import { processingSql } from './tableLayout';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 
 export interface PurgeOptions {
@@ -30,10 +31,14 @@ export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promi
 	const { now, cutoff } = clock.rows[0];
 	// Without lease columns every claim is final: nothing is still being worked on.
 	const { leases } = table.capabilities;
-	const live = leases ? " AND NOT (status = 'processing' AND lease_until > $3)" : '';
+	const live = leases
+		? ` AND NOT (${processingSql(table.layout, 't')} AND t.lease_until > $3)`
+		: '';
 	const values = leases ? [cutoff, options.batchSize, now] : [cutoff, options.batchSize];
+	// The oldest keys first, read from the first_seen index a batch at a time (a partitioned table merges
+	// its partitions' indexes): the table itself is never scanned.
 	const sql =
-		`WITH doomed AS (SELECT key FROM ${qualified} WHERE first_seen < $1${live} ORDER BY first_seen LIMIT $2 FOR UPDATE SKIP LOCKED) ` +
+		`WITH doomed AS (SELECT t.key FROM ${qualified} AS t WHERE t.first_seen < $1${live} ORDER BY t.first_seen LIMIT $2 FOR UPDATE OF t SKIP LOCKED) ` +
 		`DELETE FROM ${qualified} AS e USING doomed WHERE e.key = doomed.key`;
 	let deleted = 0;
 	let batches = 0;

@@ -1,4 +1,6 @@
 import type { ClaimTable } from './claimTable';
+import { storedClaimToken } from './storedValues';
+import { processingSql } from './tableLayout';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 
 export interface SettleRequest {
@@ -20,18 +22,16 @@ export async function completeKeys(
 	requests: SettleRequest[],
 ): Promise<boolean[]> {
 	if (!table.capabilities.leases) {
-		// Without status and claim_token columns every claim is final already (the caller refuses claim IDs here).
-		return settle(
-			table,
-			`${targets(table, 'true', false)} SELECT key, token FROM targets`,
-			requests,
-		);
+		// Without lease columns every claim is final already (the caller refuses claim IDs here).
+		return settle(table, `${targets(table, 'true', false)} SELECT n FROM targets`, requests);
 	}
-	const matches =
-		"(u.token IS NULL OR t.claim_token = u.token OR (t.claim_token IS NULL AND t.status = 'completed'))";
+	const completed = `NOT ${processingSql(table.layout, 't')}`;
+	const matches = `(u.token IS NULL OR t.claim_token = u.token OR (t.claim_token IS NULL AND ${completed}))`;
+	// A compact row is completed by clearing its lease; the original layout also says so in its status.
+	const status = table.layout.statusColumn ? "status = 'completed', " : '';
 	return settle(
 		table,
-		`${targets(table, matches)}, done AS (UPDATE ${table.ref.qualified} AS e SET status = 'completed', lease_until = NULL, claim_token = NULL ` +
+		`${targets(table, matches)}, done AS (UPDATE ${table.ref.qualified} AS e SET ${status}lease_until = NULL, claim_token = NULL ` +
 			`WHERE e.key IN (SELECT key FROM targets) RETURNING e.key) ${settledPairs}`,
 		requests,
 	);
@@ -50,14 +50,14 @@ export async function releaseKeys(
 	);
 }
 
-/** The (key, claim ID) pairs that matched a row that was then settled. */
-const settledPairs =
-	'SELECT targets.key, targets.token FROM targets JOIN done ON done.key = targets.key';
+/** The positions of the (key, claim ID) pairs that matched a row that was then settled. */
+const settledPairs = 'SELECT targets.n FROM targets JOIN done ON done.key = targets.key';
 
 /** The rows each (key, claim ID) pair matches, locked in key order first so concurrent batches cannot deadlock. */
 function targets(table: ClaimTable, matches: string, lock = true): string {
 	return (
-		`WITH targets AS (SELECT t.key, u.token FROM ${table.ref.qualified} AS t JOIN unnest($1::text[], $2::text[]) AS u(k, token) ` +
+		`WITH targets AS (SELECT t.key, u.n FROM ${table.ref.qualified} AS t ` +
+		`JOIN unnest($1::text[], $2::${table.layout.tokenType}[]) WITH ORDINALITY AS u(k, token, n) ` +
 		`ON t.key = u.k AND ${matches}${lock ? ' ORDER BY t.key COLLATE "C" FOR UPDATE OF t' : ''})`
 	);
 }
@@ -72,20 +72,19 @@ async function settle(
 	requests: SettleRequest[],
 ): Promise<boolean[]> {
 	if (requests.length === 0) return [];
-	const pairId = (key: string, token: string | null) => JSON.stringify([key, token]);
-	const distinct = new Map(
-		requests.map((request) => [pairId(request.key, request.claimToken), request]),
-	);
-	const pairs = [...distinct.values()];
+	const pairId = (request: SettleRequest) => JSON.stringify([request.key, request.claimToken]);
+	const pairs = [...new Map(requests.map((request) => [pairId(request), request])).values()];
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
-			client.query<{ key: string; token: string | null }>(sql, [
-				pairs.map((r) => r.key),
-				pairs.map((r) => r.claimToken),
+			client.query<{ n: string }>(sql, [
+				pairs.map((pair) => pair.key),
+				pairs.map((pair) =>
+					pair.claimToken === null ? null : storedClaimToken(table.layout, pair.claimToken),
+				),
 			]),
 		SETTLE_RETRY,
 	);
-	const settled = new Set(value.rows.map((row) => pairId(row.key, row.token)));
-	return requests.map((request) => settled.has(pairId(request.key, request.claimToken)));
+	const settled = new Set(value.rows.map((row) => pairId(pairs[Number(row.n) - 1])));
+	return requests.map((request) => settled.has(pairId(request)));
 }

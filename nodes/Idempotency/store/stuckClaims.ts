@@ -1,4 +1,5 @@
 import type { ClaimTable } from './claimTable';
+import { processingSql } from './tableLayout';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 
 export interface StuckClaimQuery {
@@ -36,21 +37,16 @@ export async function listStuckClaims(
 	table: ClaimTable,
 	query: StuckClaimQuery,
 ): Promise<StuckClaims> {
-	const { qualified } = table.ref;
-	const { counters, leases } = table.capabilities;
-	const clock = await table.pool.query<{ now: Date }>(
-		'SELECT COALESCE($1::timestamptz, now()) AS now',
-		[query.now ?? null],
-	);
-	const { now } = clock.rows[0];
-	if (!leases) return { leasesTracked: false, claims: [], now };
+	const now = await clockOf(table, query.now);
+	if (!table.capabilities.leases) return { leasesTracked: false, claims: [], now };
+	const { counters } = table.capabilities;
+	// A compact row leaves last_seen and deliveries NULL until a repeat: the first delivery, and one.
 	const countersRead = counters
-		? 'last_seen, deliveries'
+		? 'COALESCE(last_seen, first_seen) AS last_seen, COALESCE(deliveries, 1) AS deliveries'
 		: 'NULL::timestamptz AS last_seen, NULL::integer AS deliveries';
 	const sql =
-		`SELECT key, first_seen, ${countersRead}, lease_until FROM ${qualified} ` +
-		"WHERE status = 'processing' AND COALESCE(lease_until, '-infinity') <= $1 " +
-		'AND first_seen < $1 - make_interval(secs => $2) ORDER BY first_seen, key LIMIT $3';
+		`SELECT key, first_seen, ${countersRead}, lease_until FROM ${table.ref.qualified} AS t ` +
+		`WHERE ${stuck(table)} ORDER BY first_seen, key LIMIT $3`;
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
@@ -74,4 +70,39 @@ export async function listStuckClaims(
 			leaseUntil: row.lease_until,
 		})),
 	};
+}
+
+/** How many claims are stuck, whatever the limit of the list: the same rule, counted over the whole table. */
+export async function countStuckClaims(
+	table: ClaimTable,
+	query: Omit<StuckClaimQuery, 'limit'>,
+): Promise<number> {
+	if (!table.capabilities.leases) return 0;
+	const now = await clockOf(table, query.now);
+	const { value } = await withTransientRetry(
+		table.pool,
+		(client) =>
+			client.query<{ n: number }>(
+				`SELECT count(*)::integer AS n FROM ${table.ref.qualified} AS t WHERE ${stuck(table)}`,
+				[now, query.firstSeenMinutesAgo * 60],
+			),
+		SETTLE_RETRY,
+	);
+	return value.rows[0].n;
+}
+
+/** $1 the clock, $2 the age in seconds a key must reach before its claim counts as stuck. */
+function stuck(table: ClaimTable): string {
+	return (
+		`${processingSql(table.layout, 't')} AND COALESCE(t.lease_until, '-infinity') <= $1 ` +
+		'AND t.first_seen < $1 - make_interval(secs => $2)'
+	);
+}
+
+async function clockOf(table: ClaimTable, now: Date | undefined): Promise<Date> {
+	const clock = await table.pool.query<{ now: Date }>(
+		'SELECT COALESCE($1::timestamptz, now()) AS now',
+		[now ?? null],
+	);
+	return clock.rows[0].now;
 }

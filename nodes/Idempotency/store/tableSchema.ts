@@ -2,18 +2,20 @@ import type { Pool } from 'pg';
 
 import { TableError } from '../errors';
 import { readTableFacts, type TableFacts } from './tableFacts';
+import { layoutOf, type TableLayout } from './tableLayout';
 import type { TableRef } from './tableRef';
 
 /** Which optional columns a claim table has; a table with only `key` and `first_seen` has none. */
 export interface TableCapabilities {
 	/** last_seen and deliveries */
 	counters: boolean;
-	/** status, lease_until and claim_token */
+	/** lease_until and claim_token, and in the original layout status */
 	leases: boolean;
 	fingerprint: boolean;
 }
 
-export const OPTIONAL_COLUMNS: Array<[string, string]> = [
+/** The optional columns of the original layout, in its types: what a table made earlier is given when it lacks one. */
+const ORIGINAL_OPTIONAL_COLUMNS: Array<[string, string]> = [
 	['last_seen', 'timestamptz'],
 	['deliveries', 'integer NOT NULL DEFAULT 1'],
 	// Rows that predate this column were claimed once and are final: 'completed' is their true state.
@@ -21,6 +23,24 @@ export const OPTIONAL_COLUMNS: Array<[string, string]> = [
 	['lease_until', 'timestamptz'],
 	['claim_token', 'text'],
 	['fingerprint', 'text'],
+];
+
+/**
+ * The optional columns of the compact layout. Each is NULL until a claim needs it, and a NULL costs a row
+ * nothing: a table of at most 8 columns keeps its null bitmap inside the 24-byte row header (a 9th column
+ * would make every row holding a NULL 8 bytes longer), so this layout leaves room for one more.
+ */
+const COMPACT_OPTIONAL_COLUMNS: Array<[string, string]> = [
+	// NULL until the first repeat; the time of the last delivery after that.
+	['last_seen', 'timestamptz'],
+	// Set only while a leased claim is processing: the claim's status is whether it is set.
+	['lease_until', 'timestamptz'],
+	// NULL means one delivery.
+	['deliveries', 'integer'],
+	// The 12 bytes of the claim ID, while a claim is held (a Claim Once claim keeps it).
+	['claim_token', 'bytea'],
+	// A kind byte and 128 bits of the payload's SHA-256.
+	['fingerprint', 'bytea'],
 ];
 
 /** Key column types under which the key Postgres stores is the key the node sent, byte for byte. */
@@ -34,7 +54,7 @@ const REQUIRED_COLUMNS: Array<[string, string]> = [
 	['first_seen', 'timestamptz NOT NULL DEFAULT now()'],
 ];
 
-const columnTypes = new Map([...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS]);
+const compactTypes = new Map([...REQUIRED_COLUMNS, ...COMPACT_OPTIONAL_COLUMNS]);
 
 /**
  * A new table's column order, fixed-width first: Postgres aligns a timestamp to 8 bytes, so a text key
@@ -46,27 +66,29 @@ const NEW_TABLE_ORDER = [
 	'lease_until',
 	'deliveries',
 	'key',
-	'status',
 	'claim_token',
 	'fingerprint',
 ];
 
 /**
- * The DDL that creates the full table; also what README and workflows/processed_events.sql ship. The
- * ALTERs add nothing to a table this creates; they bring a table made earlier up to date.
+ * The DDL that creates a new (compact) table and its purge index; also what README and
+ * workflows/processed_events.sql ship. The btree on first_seen lets Purge take the oldest keys a batch
+ * at a time without reading the table.
  */
 export function createTableSql(ref: TableRef): string[] {
 	return [
-		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (${NEW_TABLE_ORDER.map((name) => `${name} ${columnTypes.get(name)}`).join(', ')})`,
-		...OPTIONAL_COLUMNS.map(
-			([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`,
-		),
-		`CREATE INDEX IF NOT EXISTS ${ref.firstSeenIndex} ON ${ref.qualified} (first_seen)`,
+		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (${NEW_TABLE_ORDER.map((name) => `${name} ${compactTypes.get(name)}`).join(', ')})`,
+		firstSeenIndexSql(ref),
 	];
+}
+
+function firstSeenIndexSql(ref: TableRef): string {
+	return `CREATE INDEX IF NOT EXISTS ${ref.firstSeenIndex} ON ${ref.qualified} (first_seen)`;
 }
 
 export interface PreparedTable {
 	capabilities: TableCapabilities;
+	layout: TableLayout;
 	facts: TableFacts;
 }
 
@@ -102,9 +124,11 @@ export async function prepareTable(
 		facts = await readTableFacts(pool, ref);
 	if (!facts.tableExists) throw new TableError(`table ${ref.schema}.${ref.table} does not exist`);
 	checkKeyColumn(ref, facts);
-	const has = (name: string) => facts.columns.has(name);
+	const layout = layoutOf(facts.columns);
+	const has = (name: string) => !lacksColumn(layout, facts, name);
 	return {
 		facts,
+		layout,
 		capabilities: {
 			counters: has('last_seen') && has('deliveries'),
 			leases: has('status') && has('lease_until') && has('claim_token'),
@@ -113,16 +137,24 @@ export async function prepareTable(
 	};
 }
 
+/** Whether the table lacks a column an operation names; a compact table derives `status` from `lease_until`. */
+export function lacksColumn(layout: TableLayout, facts: TableFacts, name: string): boolean {
+	if (name === 'status' && layout.family === 'compact') return !facts.columns.has('lease_until');
+	return !facts.columns.has(name);
+}
+
+/** What an existing table lacks, in its own layout's types; never a rewrite of what it has. */
 function ddlFor(ref: TableRef, facts: TableFacts): string[] {
 	if (!facts.tableExists) return createTableSql(ref);
-	const statements = OPTIONAL_COLUMNS.filter(([name]) => !facts.columns.has(name)).map(
-		([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`,
-	);
-	if (!facts.hasFirstSeenIndex && facts.columns.has('first_seen')) {
-		statements.push(
-			`CREATE INDEX IF NOT EXISTS ${ref.firstSeenIndex} ON ${ref.qualified} (first_seen)`,
-		);
-	}
+	const optional =
+		layoutOf(facts.columns).family === 'compact'
+			? COMPACT_OPTIONAL_COLUMNS
+			: ORIGINAL_OPTIONAL_COLUMNS;
+	const statements = optional
+		.filter(([name]) => !facts.columns.has(name))
+		.map(([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`);
+	if (!facts.hasFirstSeenIndex && facts.columns.has('first_seen'))
+		statements.push(firstSeenIndexSql(ref));
 	return statements;
 }
 
@@ -178,8 +210,8 @@ function checkKeyColumn(ref: TableRef, facts: TableFacts): void {
 	}
 }
 
-/** Every optional column: Claim With Lease reads and writes them all. */
-export const LEASE_CLAIM_COLUMNS = OPTIONAL_COLUMNS.map(([name]) => name);
+/** Every optional column: Claim With Lease reads and writes them all (a compact table derives status). */
+export const LEASE_CLAIM_COLUMNS = ORIGINAL_OPTIONAL_COLUMNS.map(([name]) => name);
 
 /** What settling a claim by its claim ID needs: the holder's token and the claim's state. */
 export const CLAIM_ID_COLUMNS = ['status', 'lease_until', 'claim_token'];

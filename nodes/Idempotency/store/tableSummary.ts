@@ -1,4 +1,5 @@
 import type { ClaimTable } from './claimTable';
+import { processingSql } from './tableLayout';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 
 export interface TableSummary {
@@ -23,13 +24,18 @@ export async function summarizeTable(
 ): Promise<TableSummary> {
 	const { qualified } = table.ref;
 	const { counters, leases } = table.capabilities;
-	const status = leases ? 'status' : "'completed'::text";
+	// A compact table has no status column: a claim is processing while its lease_until is set.
+	const status = !leases
+		? "'completed'::text"
+		: table.layout.statusColumn
+			? 't.status'
+			: `CASE WHEN ${processingSql(table.layout, 't')} THEN 'processing' ELSE 'completed' END`;
 	const repeated = counters
 		? `(SELECT count(*) FROM ${qualified} WHERE deliveries > 1 AND last_seen > clock.now - interval '1 day')`
 		: 'NULL::bigint';
 	const sql =
 		'WITH clock AS (SELECT COALESCE($1::timestamptz, now()) AS now), ' +
-		`statuses AS (SELECT ${status} AS status, count(*) AS n FROM ${qualified} GROUP BY 1), ` +
+		`statuses AS (SELECT ${status} AS status, count(*) AS n FROM ${qualified} AS t GROUP BY 1), ` +
 		`oldest AS (SELECT key, first_seen FROM ${qualified} ORDER BY first_seen, key LIMIT 1) ` +
 		"SELECT clock.now, (SELECT COALESCE(json_object_agg(status, n), '{}') FROM statuses) AS by_status, " +
 		`${repeated} AS repeated, ` +

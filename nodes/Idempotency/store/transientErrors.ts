@@ -59,6 +59,9 @@ export const SETTLE_RETRY: RetryBudget = { totalMs: 60_000 };
 
 function ignoreError(): void {}
 
+/** Connections that already carry the listener below: it is added once per connection, not per statement. */
+const listening = new WeakSet<PoolClient>();
+
 export interface Attempted<T> {
 	value: T;
 	/** How many earlier attempts failed after the statement reached the server: it may have committed. */
@@ -82,17 +85,18 @@ export async function withTransientRetry<T>(
 		try {
 			client = await pool.connect();
 			// A checked-out client whose server goes away emits 'error'; unheard, that would crash n8n. The
-			// failing query reports the same error below.
-			client.on('error', ignoreError);
+			// failing query reports the same error below. (While idle, the pool's own listener handles it.)
+			if (!listening.has(client)) {
+				client.on('error', ignoreError);
+				listening.add(client);
+			}
 			const value = await run(client);
-			client.off('error', ignoreError);
 			client.release();
 			return { value, lostAttempts };
 		} catch (error) {
 			failure = error;
 		}
 		const transient = isTransientDatabaseError(failure);
-		client?.off('error', ignoreError);
 		client?.release(transient ? (failure as Error) : undefined);
 		// A failure while connecting never reached the server; one after it may have committed.
 		if (

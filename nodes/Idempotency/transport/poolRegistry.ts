@@ -1,9 +1,16 @@
 import { Pool } from 'pg';
 
-import { credentialIdentity, poolConfig, type PostgresCredentials } from './postgresCredentials';
+import {
+	connectionIdentity,
+	poolConfig,
+	sameConnection,
+	type ConnectionIdentity,
+	type PostgresCredentials,
+} from './postgresCredentials';
 import { connectsWithTls } from './tlsDecision';
 
 interface PoolEntry {
+	identity: ConnectionIdentity;
 	pool: Promise<Pool>;
 	lastUsed: number;
 	/** The last error an idle connection reported; kept for diagnostics only. */
@@ -13,7 +20,8 @@ interface PoolEntry {
 const POOL_IDLE_MS = 5 * 60_000;
 const SWEEP_EVERY_MS = 60_000;
 
-const pools = new Map<string, PoolEntry>();
+// A process holds a pool per credential, a handful at most: a scan compares them field by field.
+const pools: PoolEntry[] = [];
 let sweeper: ReturnType<typeof setInterval> | undefined;
 
 /** One pg.Pool per credential for the whole n8n process, reused by every execution and closed when idle. */
@@ -22,22 +30,27 @@ export async function poolFor(credentials: PostgresCredentials): Promise<Pool> {
 }
 
 function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
-	const identity = credentialIdentity(credentials);
-	let entry = pools.get(identity);
+	let entry = pools.find((candidate) => sameConnection(candidate.identity, credentials));
 	if (!entry) {
 		const created: PoolEntry = {
+			identity: connectionIdentity(credentials),
 			pool: Promise.resolve(undefined as unknown as Pool),
 			lastUsed: Date.now(),
 		};
 		created.pool = createPool(credentials, created);
 		// A pool that could not be set up is forgotten, so the next execution tries afresh.
-		created.pool.catch(() => pools.get(identity) === created && pools.delete(identity));
-		pools.set(identity, created);
+		created.pool.catch(() => forget(created));
+		pools.push(created);
 		entry = created;
 		startSweeper();
 	}
 	entry.lastUsed = Date.now();
 	return entry;
+}
+
+function forget(entry: PoolEntry): void {
+	const index = pools.indexOf(entry);
+	if (index >= 0) pools.splice(index, 1);
 }
 
 async function createPool(credentials: PostgresCredentials, entry: PoolEntry): Promise<Pool> {
@@ -60,15 +73,15 @@ function startSweeper(): void {
 export async function closeIdlePools(idleMs: number): Promise<number> {
 	const now = Date.now();
 	let closed = 0;
-	for (const [identity, entry] of pools) {
+	for (const entry of [...pools]) {
 		if (now - entry.lastUsed < idleMs) continue;
 		const pool = await entry.pool.catch(() => undefined);
 		if (pool && pool.totalCount - pool.idleCount > 0) continue;
-		pools.delete(identity);
+		forget(entry);
 		await pool?.end().catch(() => undefined);
 		closed++;
 	}
-	if (pools.size === 0 && sweeper) {
+	if (pools.length === 0 && sweeper) {
 		clearInterval(sweeper);
 		sweeper = undefined;
 	}
@@ -81,5 +94,5 @@ export async function closeAllPools(): Promise<void> {
 }
 
 export function openPoolCount(): number {
-	return pools.size;
+	return pools.length;
 }

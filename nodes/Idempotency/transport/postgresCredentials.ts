@@ -66,9 +66,23 @@ function tlsOptions(credentials: PostgresCredentials): ConnectionOptions {
 	return options;
 }
 
-/** A stable identity for "the same database as the same user with the same settings". */
-export function credentialIdentity(credentials: PostgresCredentials): string {
-	return JSON.stringify([
+/** The settings that make two credentials "the same database as the same user with the same settings". */
+export type ConnectionIdentity = readonly [
+	host: string,
+	port: number,
+	database: string,
+	user: string,
+	password: string,
+	ssl: SslMode,
+	ignoreSslIssues: boolean,
+	caCertificate: string,
+	clientCertificate: string,
+	clientPrivateKey: string,
+	maxConnections: number,
+];
+
+export function connectionIdentity(credentials: PostgresCredentials): ConnectionIdentity {
+	return [
 		credentials.host,
 		Number(credentials.port) || 5432,
 		credentials.database,
@@ -81,5 +95,17 @@ export function credentialIdentity(credentials: PostgresCredentials): string {
 		credentials.clientCertificate?.trim() ?? '',
 		credentials.clientPrivateKey?.trim() ?? '',
 		Number(credentials.maxConnections) || 10,
-	]);
+	];
+}
+
+/**
+ * Whether a credential names the connection an identity was taken from. Field by field, so finding a
+ * credential's pool on every execution serialises nothing (n8n hands each execution a fresh copy).
+ */
+export function sameConnection(
+	identity: ConnectionIdentity,
+	credentials: PostgresCredentials,
+): boolean {
+	const other = connectionIdentity(credentials);
+	return identity.every((value, index) => value === other[index]);
 }
