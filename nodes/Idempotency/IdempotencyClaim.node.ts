@@ -6,7 +6,7 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { executeClaim } from './actions/claim.operation';
+import { routeClaim } from './actions/claimRouter';
 import { claimProperties } from './descriptions/claimProperties';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 
@@ -43,6 +43,6 @@ export class IdempotencyClaim implements INodeType {
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return executeClaim.call(this);
+		return routeClaim.call(this);
 	}
 }

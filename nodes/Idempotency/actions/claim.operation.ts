@@ -19,6 +19,7 @@ import { newClaimToken } from './claimToken';
 import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
 import { readCredentials } from './readCredentials';
 import { readNumber } from './readNumber';
+import { isPolledItem, readScope } from './readScope';
 import { readTableRef } from './readTableRef';
 
 /** Output indexes of the Idempotency Claim node. */
@@ -55,7 +56,11 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	}
 	const ref = readTableRef(this);
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
-	const countRepeats = this.getNodeParameter('options.countRepeats', 0, true) as boolean;
+	const countRepeats = this.getNodeParameter(
+		'options.countRepeats',
+		0,
+		!isPolledItem(this),
+	) as boolean;
 
 	const keyed: KeyedItem[] = [];
 	for (let index = 0; index < items.length; index++) {
@@ -67,7 +72,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 				fingerprintMode === 'rawBody' || (rule.source === 'auto' && !hasEventId(json));
 			const rawBody = needsBytes ? await readRawBody(this, items[index], index) : undefined;
 			const input = { json, rawBody };
-			const scope = (this.getNodeParameter('options.scope', index, '') as string) ?? '';
+			const scope = readScope(this, index);
 			keyed.push({
 				index,
 				derived: deriveKey(input, rule, scope),
@@ -138,6 +143,8 @@ function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
 			return { source, fieldPath: context.getNodeParameter('fieldPath', index) as string };
 		case 'expression':
 			return { source, value: context.getNodeParameter('keyExpression', index) };
+		case 'polled':
+			return { source, value: context.getNodeParameter('dedupeValue', index, '') };
 		case 'preset':
 			return presetKeyRule(context.getNodeParameter('keyPreset', index, 'stripe') as string);
 		default:

@@ -31,7 +31,7 @@ export const purgeProperties: INodeProperties[] = [
 		typeOptions: { minValue: 1, maxValue: 100000 },
 		default: 10000,
 		description: 'Rows per DELETE statement; small batches keep each lock short on big tables',
-		displayOptions: { show: { operation: ['purge'] } },
+		displayOptions: { show: { operation: ['purge', 'clearHistory'] } },
 	},
 ];
 
