@@ -31,11 +31,14 @@ export class FeedServer {
 	) {}
 
 	static async start(): Promise<FeedServer> {
-		let feed: FeedServer | undefined;
-		const server = createServer((request, response) => feed!.answer(request, response));
+		const handler: { feed?: FeedServer } = {};
+		const server = createServer((request, response) => handler.feed!.answer(request, response));
 		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-		feed = new FeedServer(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-		return feed;
+		handler.feed = new FeedServer(
+			server,
+			`http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+		);
+		return handler.feed;
 	}
 
 	url(path: '/feed.xml' | '/records'): string {
