@@ -3,12 +3,11 @@
 // of recent keys (what provider retries are) and repeats of keys up to 30 days old, counted or read-only.
 // All tables are loaded first, then measured in interleaved rounds, so load from elsewhere on the machine
 // hits every size alike. Also table + indexes per million keys at each size.
-import type { Pool } from 'pg';
-
 import type { Benchmark, BenchRow } from './benchmark';
 import { loadKeyTable, tableSizes } from './keyTable';
 import { freshIds, keyOf, nodeClaimer } from './nodeClaims';
 import { formatMiB, formatRatio, timed } from './stats';
+import { timedWithWal } from './walProbe';
 
 const TARGET_RATIO = 0.8;
 
@@ -164,19 +163,3 @@ export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, l
 		].join('\n'),
 	};
 };
-
-/** Runs `run`, timed, and counts the bytes of write-ahead log the server wrote meanwhile. */
-async function timedWithWal(
-	pool: Pool,
-	run: () => Promise<void>,
-): Promise<{ ms: number; wal: number }> {
-	const before = await pool.query<{ lsn: string }>(
-		'SELECT pg_current_wal_insert_lsn()::text AS lsn',
-	);
-	const { ms } = await timed(run);
-	const { rows } = await pool.query<{ bytes: number }>(
-		'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::float8 AS bytes',
-		[before.rows[0].lsn],
-	);
-	return { ms, wal: rows[0].bytes };
-}

@@ -251,3 +251,53 @@ describe('Value Is a Date Later than Any Previous Date', () => {
 		);
 	});
 });
+
+describe('Value to Dedupe On, read as n8n would evaluate it', () => {
+	/** The node as n8n hands it over: the parameter still holds its expression text. */
+	function pollWithExpression(items: IDataObject[], dedupeValue: string, table: string) {
+		const context = executeContext(
+			items.map((json) => ({ json })),
+			{
+				parameters: {
+					keySource: 'polled',
+					keepItemsWhere: 'new',
+					dedupeValue,
+					options: { table, scope: 's' },
+				},
+				credentials: testCredentials(),
+			},
+		);
+		return node.execute.call(context);
+	}
+	const keys = (output: INodeExecutionData[]) =>
+		output.map((item) => (item.json.idempotency as IDataObject).key);
+
+	it('{{ $json.id }} and {{ $json.a.list[1].id }} are read from each item', async () => {
+		const table = uniqueTableName('polled');
+		const [created] = await pollWithExpression([{ id: 7 }, { id: 'b' }], '={{ $json.id }}', table);
+		expect(keys(created)).toEqual(['s:evt:7', 's:evt:b']);
+		const [nested] = await pollWithExpression(
+			[{ a: { list: [{ id: 'x' }, { id: 'y' }] } }],
+			'={{ $json.a.list[1].id }}',
+			table,
+		);
+		expect(keys(nested)).toEqual(['s:evt:y']);
+	});
+
+	it('{{ $json.guid || $json.link }}: the first value that is set, as JavaScript gives it', async () => {
+		const table = uniqueTableName('polled');
+		const [created] = await pollWithExpression(
+			[{ guid: 'g1', link: 'l1' }, { guid: '', link: 'l2' }, { link: 'l3' }],
+			'={{ $json.guid || $json.link }}',
+			table,
+		);
+		expect(keys(created)).toEqual(['s:evt:g1', 's:evt:l2', 's:evt:l3']);
+	});
+
+	it('any other expression is left to n8n to evaluate', async () => {
+		const table = uniqueTableName('polled');
+		// This test context does not evaluate expressions: n8n's value here is the text itself.
+		const [created] = await pollWithExpression([{ id: 1 }], '={{ $json.id + 1 }}', table);
+		expect(keys(created)).toEqual(['s:evt:={{ $json.id + 1 }}']);
+	});
+});

@@ -19,6 +19,7 @@ import { newClaimToken } from './claimToken';
 import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
 import { readCredentials } from './readCredentials';
 import { readNumber } from './readNumber';
+import { readDedupeValue } from './readDedupeValue';
 import { isPolledItem, readScope } from './readScope';
 import { readTableRef } from './readTableRef';
 
@@ -144,7 +145,7 @@ function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
 		case 'expression':
 			return { source, value: context.getNodeParameter('keyExpression', index) };
 		case 'polled':
-			return { source, value: context.getNodeParameter('dedupeValue', index, '') };
+			return { source, value: readDedupeValue(context, index) };
 		case 'preset':
 			return presetKeyRule(context.getNodeParameter('keyPreset', index, 'stripe') as string);
 		default:

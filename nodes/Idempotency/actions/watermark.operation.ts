@@ -9,6 +9,7 @@ import { DUPLICATE_OUTPUT, NEW_OUTPUT } from './claim.operation';
 import { newClaimToken } from './claimToken';
 import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
 import { readCredentials } from './readCredentials';
+import { readDedupeValue } from './readDedupeValue';
 import { readScope } from './readScope';
 import { readTableRef } from './readTableRef';
 
@@ -52,7 +53,7 @@ export async function executeWatermark(
 					`its Scope "${itemScope}" differs from item 0's "${scope}"; one execution moves one watermark`,
 				);
 			}
-			values.push(markValue(this.getNodeParameter('dedupeValue', index, ''), kind));
+			values.push(markValue(readDedupeValue(this, index), kind));
 		} catch (error) {
 			problems.push({ index, message: `Item ${index}: ${(error as Error).message}` });
 		}
