@@ -48,7 +48,13 @@ const benchWorkflows = () => ({
 		'bench-polled-counting',
 		'counting',
 		'bench_polled_counting',
-		true,
+		'counting',
+	),
+	polledWatermark: polledClaimWorkflow(
+		'bench-polled-watermark',
+		'watermark',
+		'bench_polled',
+		'higher',
 	),
 	polledRemoveDuplicates: polledRemoveDuplicatesWorkflow(),
 });

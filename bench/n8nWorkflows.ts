@@ -277,29 +277,30 @@ export function polledFloorWorkflow(path = 'bench-polled-floor'): WorkflowJson {
 	);
 }
 
-/** Idempotency Claim, Key Source Polled Item, Value Is New on `{{ $json.id }}` (counting repeats or not). */
+/**
+ * Idempotency Claim, Key Source Polled Item: Value Is New on `{{ $json.id }}` (counting repeats or not),
+ * or Value Is Higher on `{{ $json.seq }}`.
+ */
 export function polledClaimWorkflow(
 	path: string,
 	side: string,
 	table: string,
-	countRepeats?: boolean,
+	variant: 'new' | 'counting' | 'higher' = 'new',
 ): WorkflowJson {
-	const options = { table, scope: side, ...(countRepeats === undefined ? {} : { countRepeats }) };
+	const keep =
+		variant === 'higher'
+			? { keepItemsWhere: 'higher', dedupeValue: '={{ $json.seq }}' }
+			: { keepItemsWhere: 'new', dedupeValue: '={{ $json.id }}', claimMode: 'once' };
+	const options = { table, scope: side, ...(variant === 'counting' ? { countRepeats: true } : {}) };
 	return polledWorkflow(
-		countRepeats ? 'Idempotency Claim, Count Repeat Deliveries on' : 'Idempotency Claim',
+		`Idempotency Claim (${variant})`,
 		path,
 		side,
 		node(
 			'Idempotency Claim',
 			'n8n-nodes-idempotency.idempotencyClaim',
 			1,
-			{
-				keySource: 'polled',
-				keepItemsWhere: 'new',
-				dedupeValue: '={{ $json.id }}',
-				claimMode: 'once',
-				options,
-			},
+			{ keySource: 'polled', ...keep, options },
 			{ credentials: idempotencyCredentials },
 		),
 	);

@@ -15,7 +15,8 @@ import { rotatedRounds } from './rounds';
 import { formatMs, formatRatio, median } from './stats';
 import { timedWithWal } from './walProbe';
 
-type Side = 'polledFloor' | 'polledClaim' | 'polledCounting' | 'polledRemoveDuplicates';
+type Side =
+	'polledFloor' | 'polledClaim' | 'polledCounting' | 'polledWatermark' | 'polledRemoveDuplicates';
 const SIDES: Array<{ key: Side & BenchWorkflow; label: string; business: string }> = [
 	{ key: 'polledFloor', label: 'floor (no deduplication)', business: 'floor' },
 	{ key: 'polledClaim', label: 'Idempotency Claim (Polled Item)', business: 'claim' },
@@ -23,6 +24,11 @@ const SIDES: Array<{ key: Side & BenchWorkflow; label: string; business: string 
 		key: 'polledCounting',
 		label: 'Idempotency Claim, Count Repeat Deliveries on',
 		business: 'counting',
+	},
+	{
+		key: 'polledWatermark',
+		label: 'Idempotency Claim, Value Is Higher (watermark)',
+		business: 'watermark',
 	},
 	{ key: 'polledRemoveDuplicates', label: 'Remove Duplicates', business: 'removeDuplicates' },
 ];
@@ -32,6 +38,7 @@ const STORES: Record<Side, string | null> = {
 	polledFloor: null,
 	polledClaim: 'public.bench_polled_claims',
 	polledCounting: 'public.bench_polled_counting',
+	polledWatermark: 'public.bench_polled_watermarks',
 	polledRemoveDuplicates: `${N8N_BENCH_SCHEMA}.processed_data`,
 };
 const POLL_ITEMS = 1000;
@@ -40,11 +47,15 @@ const OVERLAP = 8;
 /** Postgres flushes a backend's table counters when it has been idle this long (PGSTAT_IDLE_INTERVAL). */
 const STATS_SETTLE_MS = 11_000;
 
-/** Poll `p` of a side: ids p·10 … p·10+999, the 10 new ones first (as a feed lists its newest first). */
+/**
+ * Poll `p` of a side: items p·10 … p·10+999 (`seq`, and `id` made of it), the 10 new ones first, as a
+ * feed lists its newest first.
+ */
 function pollBody(side: Side, p: number): string {
-	const items = Array.from({ length: POLL_ITEMS }, (_, i) => ({
-		id: `${side}_${p * NEW_PER_POLL + POLL_ITEMS - 1 - i}`,
-	}));
+	const items = Array.from({ length: POLL_ITEMS }, (_, i) => {
+		const seq = p * NEW_PER_POLL + POLL_ITEMS - 1 - i;
+		return { id: `${side}_${seq}`, seq };
+	});
 	return JSON.stringify({ items });
 }
 
@@ -103,12 +114,13 @@ export const benchPolledFeed = inN8n(async ({ n8n, pool, quick, log, check }) =>
 		log(`${side.key}: ${rows} business rows, ${distinct} distinct items of ${expectedItems}`);
 	}
 	const index = (key: Side) => SIDES.findIndex((side) => side.key === key);
-	const claim = passes.claim ?? { rows: 0, distinct: 0 };
-	const counting = passes.counting ?? { rows: 0, distinct: 0 };
-	const removeDuplicates = passes.removeDuplicates ?? { rows: 0, distinct: 0 };
+	const none = { rows: 0, distinct: 0 };
+	const claim = passes.claim ?? none;
+	const removeDuplicates = passes.removeDuplicates ?? none;
 	for (const [label, side] of [
 		['Idempotency Claim', claim],
-		['Idempotency Claim (counting)', counting],
+		['Idempotency Claim (counting)', passes.counting ?? none],
+		['Idempotency Claim (watermark)', passes.watermark ?? none],
 	] as const) {
 		check(
 			side.rows === side.distinct,

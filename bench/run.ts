@@ -34,6 +34,7 @@ const BENCH_TABLES = [
 	'bench_polled_business',
 	'bench_polled_claims',
 	'bench_polled_counting',
+	'bench_polled_watermarks',
 ];
 
 const args = process.argv.slice(2);
