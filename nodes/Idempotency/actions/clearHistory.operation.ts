@@ -11,7 +11,7 @@ import { watermarkRef } from '../store/watermarkTable';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './databaseFailure';
 import { readCredentials } from './readCredentials';
-import { readNumber } from './readNumber';
+import { readBatchSize } from './purge.operation';
 import { readTableRef } from './readTableRef';
 
 const SHOW = { show: { operation: ['clearHistory'] } };
@@ -57,11 +57,7 @@ export async function executeClearHistory(
 	let batchSize: number;
 	try {
 		scope = readClearScope(this.getNodeParameter('clearScope', 0, ''));
-		batchSize = readNumber(this.getNodeParameter('batchSize', 0, 10000), 'Batch Size', {
-			min: 1,
-			max: 100000,
-			integer: true,
-		});
+		batchSize = readBatchSize(this);
 	} catch (error) {
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
