@@ -4,7 +4,8 @@
 // side in one n8n, beside a floor that remembers nothing and passes the 10 new items. Per poll: time (the
 // webhook answers when the workflow has finished), write-ahead log (the whole server's, minus the
 // floor's) and rows written in each store (pg_stat_user_tables). Then overlapping polls: 8 copies of one
-// poll at the same moment per side; items passed twice = business rows − distinct items.
+// poll of the newest 100 items at the same moment per side; items passed twice = business rows − distinct
+// items. The Idempotency Claim node also has a watermark side (Value Is Higher on the item's number).
 import type { Pool } from 'pg';
 
 import { parseFlatted } from '../test/support/n8n/flatted';
@@ -43,16 +44,23 @@ const STORES: Record<Side, string | null> = {
 };
 const POLL_ITEMS = 1000;
 const NEW_PER_POLL = 10;
+/**
+ * Copies of one poll sent at the same moment, each of the newest 100 items (the 10 new among them). Eight
+ * 1,000-item polls at once starve n8n's main process on 2 cores long enough that its own database ping
+ * fails and it answers 503 "Database is not ready!" (seen in a full run, on every side alike); with four,
+ * n8n ran Remove Duplicates' executions one after the other and none overlapped.
+ */
 const OVERLAP = 8;
+const OVERLAP_ITEMS = 100;
 /** Postgres flushes a backend's table counters when it has been idle this long (PGSTAT_IDLE_INTERVAL). */
 const STATS_SETTLE_MS = 11_000;
 
 /**
- * Poll `p` of a side: items p·10 … p·10+999 (`seq`, and `id` made of it), the 10 new ones first, as a
- * feed lists its newest first.
+ * Poll `p` of a side: the newest `size` of items p·10 … p·10+999 (`seq`, and `id` made of it), the 10 new
+ * ones first, as a feed lists its newest first.
  */
-function pollBody(side: Side, p: number): string {
-	const items = Array.from({ length: POLL_ITEMS }, (_, i) => {
+function pollBody(side: Side, p: number, size = POLL_ITEMS): string {
+	const items = Array.from({ length: size }, (_, i) => {
 		const seq = p * NEW_PER_POLL + POLL_ITEMS - 1 - i;
 		return { id: `${side}_${seq}`, seq };
 	});
@@ -65,33 +73,49 @@ export const benchPolledFeed = inN8n(async ({ n8n, pool, quick, log, check }) =>
 	await pool.query(
 		'CREATE TABLE IF NOT EXISTS bench_polled_business (side text NOT NULL, item_id text NOT NULL)',
 	);
-	const send = async (side: Side, p: number, copies = 1) => {
+	/** Sends poll `p` (`copies` times at once); returns the answers that were not 200, described. */
+	const send = async (side: Side, p: number, copies = 1, size = POLL_ITEMS): Promise<string[]> => {
+		const body = pollBody(side, p, size);
 		const load = await runGroups([
-			Array.from({ length: copies }, () => ({ url: n8n.url(side), body: pollBody(side, p) })),
+			Array.from({ length: copies }, () => ({ url: n8n.url(side), body })),
 		]);
 		const failed = load.answers.filter((answer) => answer.status !== 200);
-		if (failed.length > 0) {
-			throw new Error(
-				`${side}: poll ${p} answered ${failed[0].status}; n8n says: ${await lastFailure(pool)}`,
-			);
-		}
+		if (failed.length === 0) return [];
+		const why = await lastFailure(pool);
+		return failed.map(
+			(answer) => `${answer.status} ${JSON.stringify(answer.body).slice(0, 200)} (${why})`,
+		);
+	};
+	const sendOrThrow = async (side: Side, p: number) => {
+		const [failure] = await send(side, p);
+		if (failure) throw new Error(`${side}: poll ${p} answered ${failure}`);
 	};
 
 	// Poll 0 fills every side's history with 1,000 items (the first poll of a feed).
-	for (const side of SIDES) await send(side.key, 0);
+	for (const side of SIDES) await sendOrThrow(side.key, 0);
 	const before = await storeCounters(pool);
 	log(`polled feed: ${polls} polls per side of ${POLL_ITEMS} items, ${NEW_PER_POLL} new each…`);
 	const perPoll = await rotatedRounds(polls, SIDES, (side, round) =>
-		timedWithWal(pool, () => send(side.key, round + 1)),
+		timedWithWal(pool, () => sendOrThrow(side.key, round + 1)),
 	);
 	const after = await storeCounters(pool);
 	for (const [i, side] of SIDES.entries())
 		log(`  ${side.key}: ${perPoll.map((round) => Math.round(round[i].ms)).join(', ')} ms per poll`);
 
-	log(`polled feed: ${overlapRounds} rounds of ${OVERLAP} overlapping polls per side…`);
-	await rotatedRounds(overlapRounds, DEDUPING, (side, round) =>
-		send(side.key, polls + 1 + round, OVERLAP),
+	log(
+		`polled feed: ${overlapRounds} rounds of ${OVERLAP} overlapping ${OVERLAP_ITEMS}-item polls per side…`,
 	);
+	// A poll that fails here is counted, not fatal: its items are simply not passed by it.
+	const overlapFailures = Object.fromEntries(DEDUPING.map((side) => [side.key, [] as string[]]));
+	const readiness = `${new URL(n8n.url('polledFloor')).origin}/healthz/readiness`;
+	await rotatedRounds(overlapRounds, DEDUPING, async (side, round) => {
+		await untilReady(readiness);
+		const p = polls + 1 + round;
+		overlapFailures[side.key].push(...(await send(side.key, p, OVERLAP, OVERLAP_ITEMS)));
+	});
+	for (const [side, failures] of Object.entries(overlapFailures))
+		if (failures.length > 0)
+			log(`${side}: ${failures.length} overlapping polls failed, first: ${failures[0]}`);
 	const passes = await passesPerSide(pool);
 	const expectedItems = POLL_ITEMS + NEW_PER_POLL * (polls + overlapRounds);
 	const historyRow = await pool
@@ -117,11 +141,15 @@ export const benchPolledFeed = inN8n(async ({ n8n, pool, quick, log, check }) =>
 	const none = { rows: 0, distinct: 0 };
 	const claim = passes.claim ?? none;
 	const removeDuplicates = passes.removeDuplicates ?? none;
-	for (const [label, side] of [
-		['Idempotency Claim', claim],
-		['Idempotency Claim (counting)', passes.counting ?? none],
-		['Idempotency Claim (watermark)', passes.watermark ?? none],
+	for (const [label, side, key] of [
+		['Idempotency Claim', claim, 'polledClaim'],
+		['Idempotency Claim (counting)', passes.counting ?? none, 'polledCounting'],
+		['Idempotency Claim (watermark)', passes.watermark ?? none, 'polledWatermark'],
 	] as const) {
+		check(
+			overlapFailures[key].length === 0,
+			`${label}: ${overlapFailures[key].length} overlapping polls failed, first: ${overlapFailures[key][0]}`,
+		);
 		check(
 			side.rows === side.distinct,
 			`${label}: ${side.rows - side.distinct} items passed twice on a polled feed`,
@@ -146,7 +174,7 @@ export const benchPolledFeed = inN8n(async ({ n8n, pool, quick, log, check }) =>
 				target: 'reported',
 			},
 			{
-				measure: `items passed twice, ${OVERLAP} overlapping polls × ${overlapRounds}: Idempotency Claim / Remove Duplicates`,
+				measure: `items passed twice, ${OVERLAP} overlapping ${OVERLAP_ITEMS}-item polls × ${overlapRounds}: Idempotency Claim / Remove Duplicates`,
 				value: `${claim.rows - claim.distinct} / ${removeDuplicates.rows - removeDuplicates.distinct}`,
 				target: '0 for Idempotency Claim (asserted)',
 				met: claim.rows === claim.distinct,
@@ -154,13 +182,14 @@ export const benchPolledFeed = inN8n(async ({ n8n, pool, quick, log, check }) =>
 		],
 		details: [
 			`${polls} polls per side, sides in rotated order, after a first poll that fills each history; each poll ${POLL_ITEMS} items by webhook`,
+			`Then ${overlapRounds} rounds of ${OVERLAP} copies of one ${OVERLAP_ITEMS}-item poll (its 10 new items among the newest 100) sent at the same moment, per side.`,
 			`(Split Out → deduplication → a Postgres insert per item passed), ${NEW_PER_POLL} new, the other ${POLL_ITEMS - NEW_PER_POLL} from the poll before.`,
 			'Executions are not saved (saveDataSuccessExecution: none) so that the WAL is the deduplication’s and the business step’s; the floor passes',
 			"the same 10 items with no memory. WAL is the whole server's (median per poll); rows are pg_stat_user_tables inserts + updates of the",
 			"store, per poll. Remove Duplicates keeps one JSON row per node (n8n's processed_data) and rewrites it whole on every poll.",
 			'',
-			'| workflow | ms per poll (median) | WAL per poll | WAL above the floor | rows written per poll | items passed twice (overlap) | items that passed |',
-			'|---|---:|---:|---:|---:|---:|---:|',
+			'| workflow | ms per poll (median) | WAL per poll | WAL above the floor | rows written per poll | items passed twice (overlap) | overlapping polls that failed | items that passed |',
+			'|---|---:|---:|---:|---:|---:|---:|---:|',
 			...SIDES.map((side, i) => {
 				const pass = passes[side.business];
 				const overlap =
@@ -168,13 +197,33 @@ export const benchPolledFeed = inN8n(async ({ n8n, pool, quick, log, check }) =>
 						? '–'
 						: `${pass.rows - pass.distinct} of ${pass.distinct}`;
 				const rowsWritten = written(side.key);
-				return `| ${side.label} | ${formatMs(ms(i))} | ${formatKiB(wal(i))} | ${side.key === 'polledFloor' ? '–' : formatKiB(wal(i) - floorWal)} | ${Number.isNaN(rowsWritten) ? '–' : rowsWritten.toFixed(1)} | ${overlap} | ${pass && side.key !== 'polledFloor' ? `${pass.distinct} / ${expectedItems}` : '–'} |`;
+				const failedPolls =
+					side.key === 'polledFloor'
+						? '–'
+						: `${overlapFailures[side.key].length} of ${OVERLAP * overlapRounds}`;
+				return `| ${side.label} | ${formatMs(ms(i))} | ${formatKiB(wal(i))} | ${side.key === 'polledFloor' ? '–' : formatKiB(wal(i) - floorWal)} | ${Number.isNaN(rowsWritten) ? '–' : rowsWritten.toFixed(1)} | ${overlap} | ${failedPolls} | ${pass && side.key !== 'polledFloor' ? `${pass.distinct} / ${expectedItems}` : '–'} |`;
 			}),
 			'',
 			`Remove Duplicates' history row at the end: ${historyRow === null ? 'not measured (n8n on SQLite)' : formatKiB(historyRow)} (stored size, compressed), rewritten by every poll.`,
+			...DEDUPING.filter((side) => overlapFailures[side.key].length > 0).map(
+				(side) =>
+					`\n${side.label}: ${overlapFailures[side.key].length} overlapping polls failed, first: \`${overlapFailures[side.key][0].replace(/`/g, "'")}\``,
+			),
 		].join('\n'),
 	};
 });
+
+/** Waits (up to 30 s) until n8n says it is ready again: each overlap round starts on a healthy n8n. */
+async function untilReady(url: string): Promise<void> {
+	const deadline = Date.now() + 30_000;
+	while (Date.now() < deadline) {
+		const ok = await fetch(url)
+			.then((response) => response.ok)
+			.catch(() => false);
+		if (ok) return;
+		await new Promise((resolve) => setTimeout(resolve, 250));
+	}
+}
 
 /** Where and why n8n's last failed execution stopped, from its saved run data. */
 async function lastFailure(pool: Pool): Promise<string> {
