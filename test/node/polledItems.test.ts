@@ -85,6 +85,28 @@ describe('Value Is New', () => {
 		expect((await poll(items, { options: shared }, { nodeId: 'another-node' }))[0]).toHaveLength(0);
 	});
 
+	it("a poll's Scope is read once, from its first item: one feed, one history", async () => {
+		const table = uniqueTableName('polled');
+		const items = records(0, 3);
+		const context = executeContext(
+			items.map((json) => ({ json })),
+			{
+				parameters: { keySource: 'polled', keepItemsWhere: 'new', options: { table } },
+				perItem: (name, index) =>
+					name === 'dedupeValue'
+						? items[index].id
+						: name === 'options.scope'
+							? `feed_${index}`
+							: undefined,
+				credentials: testCredentials(),
+			},
+		);
+		const [created] = await node.execute.call(context);
+		expect(created.map((item) => (item.json.idempotency as IDataObject).key)).toEqual(
+			items.map((item) => `feed_0:evt:${item.id}`),
+		);
+	});
+
 	it('a 1,000-item poll with 990 repeats writes 10 rows and leaves the 990 untouched', async () => {
 		const table = uniqueTableName('polled');
 		await poll(records(0, 990), { options: { table } });

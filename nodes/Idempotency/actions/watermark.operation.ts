@@ -43,16 +43,11 @@ export async function executeWatermark(
 
 	const values: string[] = [];
 	const problems: Problem[] = [];
-	let scope: string | undefined;
+	let scope = '';
 	for (let index = 0; index < items.length; index++) {
 		try {
-			const itemScope = readScope(this, index);
-			scope ??= itemScope;
-			if (itemScope !== scope) {
-				throw new Error(
-					`its Scope "${itemScope}" differs from item 0's "${scope}"; one execution moves one watermark`,
-				);
-			}
+			// One scope for the whole poll (read once): one execution moves one watermark.
+			scope = readScope(this, index);
 			values.push(markValue(readDedupeValue(this, index), kind));
 		} catch (error) {
 			problems.push({ index, message: `Item ${index}: ${(error as Error).message}` });
@@ -64,7 +59,7 @@ export async function executeWatermark(
 	let outcome: WatermarkOutcome;
 	try {
 		outcome = await advanceWatermark(await poolFor(credentials), watermarkRef(ref), {
-			scope: scope!,
+			scope,
 			kind,
 			values,
 			token: newClaimToken(),
@@ -88,7 +83,7 @@ export async function executeWatermark(
 			json: {
 				...item.json,
 				idempotency: {
-					scope: scope!,
+					scope,
 					keepItemsWhere: keep,
 					value: values[index],
 					isNew,
