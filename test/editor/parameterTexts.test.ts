@@ -69,6 +69,7 @@ it('puts hints only where they prevent a mistake, so the panels stay quiet', () 
 		'dedupeValue',
 		'dedupeValue',
 		'dedupeValue',
+		'keepItemsWhere',
 		'keySource',
 		'leaseSeconds',
 		'olderThanDays',

@@ -77,6 +77,9 @@ it("Polled Item shows Remove Duplicates' Keep Items Where and Value to Dedupe On
 		'Value Is Higher than Any Previous Value',
 		'Value Is a Date Later than Any Previous Date',
 	]);
+	expect(keep.hint).toMatch(
+		/^As in Remove Duplicates\. Value Is New: .*also a repeat within the same input\. .*a value equal to it goes to Duplicate/,
+	);
 	const dedupe = properties.filter((p) => p.name === 'dedupeValue');
 	expect(dedupe.map((p) => p.displayName)).toEqual([
 		'Value to Dedupe On',

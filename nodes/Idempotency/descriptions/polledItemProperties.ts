@@ -32,6 +32,8 @@ export const polledItemProperties: INodeProperties[] = [
 			},
 		],
 		default: 'new',
+		// Shown always: n8n shows an expression's value under Value to Dedupe On instead of its hint.
+		hint: 'As in Remove Duplicates. Value Is New: a value seen before in this scope goes to Duplicate, also a repeat within the same input. Higher, Later: one watermark per scope; a value equal to it goes to Duplicate.',
 		displayOptions: { show: polled },
 	},
 	{
