@@ -190,6 +190,39 @@ describe.each([
 			);
 			expect(claims[0]).toEqual({ n: seen.size, d: 1, untouched: true });
 		}));
+
+	it("a failing business step releases its items' keys, so the next poll passes them again", () =>
+		explainedByN8nLog(n8n, async () => {
+			const workflow = workflows[key];
+			const scope = scopeOf(workflow);
+			const fresh = (name: string): FeedItem => ({ ...item(9000), id: `${name}_${tag}_${key}` });
+			const [good, bad] = [fresh('good'), fresh('bad')];
+			const keyOf = (it: FeedItem) => `${scope}:evt:${valueOf(it)}`;
+			feed.setItems([bad, good, ...feedRounds().at(-1)!.items]);
+			// The example business step fails for the one item, the template itself unchanged.
+			await pool.query(
+				`ALTER TABLE business_log ADD CONSTRAINT e2e_polled_reject CHECK (event_key <> '${keyOf(bad)}') NOT VALID`,
+			);
+			try {
+				const since = await executions.lastId();
+				const [failed] = await poll(workflow);
+				expect(await executions.failures(workflow.id, since)).toEqual([]);
+				expect(failed.status).toBe('success');
+				expect(failed.nodesRun).toContain('Release Key');
+				const { rows } = await pool.query('SELECT key FROM processed_events WHERE key = ANY($1)', [
+					[keyOf(bad)],
+				]);
+				expect(rows).toEqual([]);
+			} finally {
+				await pool.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_polled_reject');
+			}
+			const [retried] = await poll(workflow);
+			expect(retried.nodesRun).toContain(BUSINESS_STEP);
+			const rows = await businessRows(scope);
+			expect([rows.get(keyOf(bad)), rows.get(keyOf(good))]).toEqual([1, 1]);
+			const [after] = await poll(workflow);
+			expect(after.nodesRun).not.toContain(BUSINESS_STEP);
+		}));
 });
 
 describe('Clear Deduplication History in real n8n', () => {

@@ -271,6 +271,9 @@ describe.each([
 	it('New runs the business step, whose failures release the key for the next poll; Duplicate does nothing', () => {
 		const [business] = targets(claim.name, 0);
 		expect(business.type).toBe('n8n-nodes-base.postgres');
+		// One query per item: a failure then fails that item alone, and its error item stays paired with
+		// the claim's item, which Release Key reads (one query for all fails them all, unpaired).
+		expect(business.parameters.options).toMatchObject({ queryBatching: 'independently' });
 		const [release] = targets(business.name, 1);
 		expect(release.type).toBe(KEY_NODE);
 		expect(release.parameters).toMatchObject({
