@@ -22,11 +22,15 @@ import {
 	claimWithBusinessStepWorkflow,
 	claimWorkflow,
 	floorWorkflow,
+	polledClaimWorkflow,
+	polledFloorWorkflow,
+	polledRemoveDuplicatesWorkflow,
 	removeDuplicatesWorkflow,
 	signedClaimWorkflow,
 } from './n8nWorkflows';
 
-const N8N_SCHEMA = 'n8n_bench';
+/** The schema of n8n's own tables in the benchmark Postgres (Remove Duplicates keeps its history there). */
+export const N8N_BENCH_SCHEMA = 'n8n_bench';
 
 const benchWorkflows = () => ({
 	floor: floorWorkflow(),
@@ -38,6 +42,21 @@ const benchWorkflows = () => ({
 	nodeVsRemoveDuplicates: claimWithBusinessStepWorkflow('bench-node-business', 'bench-node'),
 	removeDuplicates: removeDuplicatesWorkflow('bench-remove-duplicates', 'bench-remove-duplicates'),
 	batchClaim: batchClaimWorkflow(),
+	polledFloor: polledFloorWorkflow(),
+	polledClaim: polledClaimWorkflow('bench-polled-claim', 'claim', 'bench_polled_claims'),
+	polledCounting: polledClaimWorkflow(
+		'bench-polled-counting',
+		'counting',
+		'bench_polled_counting',
+		'counting',
+	),
+	polledWatermark: polledClaimWorkflow(
+		'bench-polled-watermark',
+		'watermark',
+		'bench_polled',
+		'higher',
+	),
+	polledRemoveDuplicates: polledRemoveDuplicatesWorkflow(),
 });
 export type BenchWorkflow = keyof ReturnType<typeof benchWorkflows>;
 
@@ -75,8 +94,8 @@ export async function startN8nForBench({
 
 	// The templates' tables (processed_events, business_log), and a fresh schema for n8n's own tables.
 	await pool.query(tablesSql());
-	await pool.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`);
-	await pool.query(`CREATE SCHEMA ${N8N_SCHEMA}`);
+	await pool.query(`DROP SCHEMA IF EXISTS ${N8N_BENCH_SCHEMA} CASCADE`);
+	await pool.query(`CREATE SCHEMA ${N8N_BENCH_SCHEMA}`);
 
 	// BENCH_N8N_DATABASE=sqlite keeps n8n's own data in SQLite in its user folder instead (n8n's default).
 	const n8nOnSqlite = process.env.BENCH_N8N_DATABASE === 'sqlite';
@@ -87,7 +106,7 @@ export async function startN8nForBench({
 		credentials: templateCredentials(url),
 		workflows: all,
 		publish: all.map((workflow) => workflow.id),
-		...(n8nOnSqlite ? {} : { databaseUrl: url, databaseSchema: N8N_SCHEMA }),
+		...(n8nOnSqlite ? {} : { databaseUrl: url, databaseSchema: N8N_BENCH_SCHEMA }),
 		env: { N8N_LOG_LEVEL: 'warn' },
 		log: (message) => log(`n8n: ${message}`),
 	});
@@ -101,7 +120,7 @@ export async function startN8nForBench({
 	const n8nPackage = join(paths.n8nDir, 'node_modules', 'n8n', 'package.json');
 	const n8nVersion: string = JSON.parse(readFileSync(n8nPackage, 'utf8')).version;
 	const nodeVersion = execFileSync(paths.nodeBin, ['--version'], { encoding: 'utf8' }).trim();
-	const executions = n8nOnSqlite ? null : new N8nExecutions(pool, N8N_SCHEMA);
+	const executions = n8nOnSqlite ? null : new N8nExecutions(pool, N8N_BENCH_SCHEMA);
 	let stopped = false;
 	return {
 		pid: instance.pid,
@@ -110,12 +129,12 @@ export async function startN8nForBench({
 			executions && ((workflow, limit) => executions.timings(workflows[workflow].id, limit)),
 		description:
 			`n8n ${n8nVersion} on Node ${nodeVersion}, package installed from \`npm pack\` as a community package; ` +
-			`n8n's database: ${n8nOnSqlite ? 'SQLite (BENCH_N8N_DATABASE=sqlite)' : `Postgres (schema ${N8N_SCHEMA} of the same server)`}, default execution saving`,
+			`n8n's database: ${n8nOnSqlite ? 'SQLite (BENCH_N8N_DATABASE=sqlite)' : `Postgres (schema ${N8N_BENCH_SCHEMA} of the same server)`}, default execution saving`,
 		stop: async () => {
 			if (stopped) return;
 			stopped = true;
 			await instance.close();
-			await pool.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`).catch(() => undefined);
+			await pool.query(`DROP SCHEMA IF EXISTS ${N8N_BENCH_SCHEMA} CASCADE`).catch(() => undefined);
 		},
 	};
 }

@@ -217,3 +217,108 @@ export function batchClaimWorkflow(path = 'bench-batch-claim'): WorkflowJson {
 		},
 	);
 }
+
+const POLLED_BUSINESS_TABLE = 'bench_polled_business';
+/** Polls of 1,000 items are many: only their outcome is kept, as a production instance would. */
+const UNSAVED = { saveDataSuccessExecution: 'none', saveManualExecutions: false };
+
+/**
+ * A poll delivered by webhook, so the benchmark starts it on demand: Webhook (body {items:[{id}…]},
+ * answered when the workflow has finished) → Split Out → `dedupe` → the business step, which records each
+ * item it is handed (`side`, id) in bench_polled_business.
+ */
+function polledWorkflow(
+	name: string,
+	path: string,
+	side: string,
+	dedupe: WorkflowNode,
+): WorkflowJson {
+	const trigger = node(
+		'Webhook',
+		'n8n-nodes-base.webhook',
+		2,
+		{ httpMethod: 'POST', path, responseMode: 'lastNode', responseData: 'noData', options: {} },
+		{ webhookId: randomUUID() },
+	);
+	const built = workflow(
+		`bench: polled feed, ${name}`,
+		[
+			trigger,
+			node('Split Out', 'n8n-nodes-base.splitOut', 1, {
+				fieldToSplitOut: 'body.items',
+				include: 'noOtherFields',
+				options: {},
+			}),
+			dedupe,
+			node(
+				'Business Step',
+				'n8n-nodes-base.postgres',
+				2.6,
+				{
+					operation: 'executeQuery',
+					query: `INSERT INTO ${POLLED_BUSINESS_TABLE} (side, item_id) VALUES ($1, $2)`,
+					options: { queryReplacement: `={{ [ '${side}', $json.id ] }}` },
+				},
+				{ credentials: postgresCredentials },
+			),
+		],
+		{ Webhook: ['Split Out'], 'Split Out': [dedupe.name], [dedupe.name]: ['Business Step'] },
+	);
+	return { ...built, settings: { ...(built.settings as object), ...UNSAVED } };
+}
+
+/** The floor: the poll's first 10 items (the new ones) go to the business step, nothing is remembered. */
+export function polledFloorWorkflow(path = 'bench-polled-floor'): WorkflowJson {
+	return polledWorkflow(
+		'no deduplication',
+		path,
+		'floor',
+		node('First 10 Items', 'n8n-nodes-base.limit', 1, { maxItems: 10 }),
+	);
+}
+
+/**
+ * Idempotency Claim, Key Source Polled Item: Value Is New on `{{ $json.id }}` (counting repeats or not),
+ * or Value Is Higher on `{{ $json.seq }}`.
+ */
+export function polledClaimWorkflow(
+	path: string,
+	side: string,
+	table: string,
+	variant: 'new' | 'counting' | 'higher' = 'new',
+): WorkflowJson {
+	const keep =
+		variant === 'higher'
+			? { keepItemsWhere: 'higher', dedupeValue: '={{ $json.seq }}' }
+			: { keepItemsWhere: 'new', dedupeValue: '={{ $json.id }}', claimMode: 'once' };
+	const options = { table, scope: side, ...(variant === 'counting' ? { countRepeats: true } : {}) };
+	return polledWorkflow(
+		`Idempotency Claim (${variant})`,
+		path,
+		side,
+		node(
+			'Idempotency Claim',
+			'n8n-nodes-idempotency.idempotencyClaim',
+			1,
+			{ keySource: 'polled', ...keep, options },
+			{ credentials: idempotencyCredentials },
+		),
+	);
+}
+
+/** Remove Duplicates, "Remove Items Processed in Previous Executions", Value Is New on `{{ $json.id }}`. */
+export function polledRemoveDuplicatesWorkflow(
+	path = 'bench-polled-remove-duplicates',
+): WorkflowJson {
+	return polledWorkflow(
+		'Remove Duplicates',
+		path,
+		'removeDuplicates',
+		node('Remove Duplicates', 'n8n-nodes-base.removeDuplicates', 2, {
+			operation: 'removeItemsSeenInPreviousExecutions',
+			logic: 'removeItemsWithAlreadySeenKeyValues',
+			dedupeValue: '={{ $json.id }}',
+			options: {},
+		}),
+	);
+}

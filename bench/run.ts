@@ -22,6 +22,7 @@ import { benchMemory } from './memory';
 import { benchN8nMemory } from './n8nMemory';
 import { startN8nForBench, type BenchN8n } from './n8nInstance';
 import { benchN8nThroughput } from './n8nThroughput';
+import { benchPolledFeed } from './polledFeed';
 import { benchRemoveDuplicates } from './removeDuplicates';
 import { resultsMarkdown, summaryTable } from './report';
 
@@ -35,6 +36,10 @@ const BENCH_TABLES = [
 	...['smallest_once', 'compact_once', 'original_once', 'compact_lease', 'original_lease'].map(
 		(table) => `bench_bytes_${table}`,
 	),
+	'bench_polled_business',
+	'bench_polled_claims',
+	'bench_polled_counting',
+	'bench_polled_watermarks',
 ];
 
 const args = process.argv.slice(2);
@@ -66,6 +71,7 @@ const DATABASE_BENCHES: BenchEntry[] = [
 const N8N_BENCHES: BenchEntry[] = [
 	['n8nThroughput', '3. Throughput in real n8n', benchN8nThroughput],
 	['removeDuplicates', '4. Against Remove Duplicates', benchRemoveDuplicates],
+	['polledFeed', '4b. A polled feed: 1,000 items, 990 repeats', benchPolledFeed],
 	['n8nMemory', '6b. Memory of the n8n process', benchN8nMemory],
 ];
 const LATE_BENCHES: BenchEntry[] = [

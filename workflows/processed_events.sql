@@ -41,6 +41,17 @@ END $$;
 -- The cleanup workflow deletes by age; this index keeps that cheap on big tables.
 CREATE INDEX IF NOT EXISTS processed_events_first_seen_idx ON processed_events (first_seen);
 
+-- Key Source "Polled Item" with Value Is Higher / Value Is a Date Later: one watermark per scope, the
+-- highest value passed so far (and the one before it). Value Is New needs no table of its own.
+CREATE TABLE IF NOT EXISTS processed_events_watermarks (
+	advanced_at timestamptz NOT NULL DEFAULT now(),
+	scope text PRIMARY KEY,
+	kind text NOT NULL CHECK (kind IN ('number', 'date')),
+	mark text NOT NULL,
+	previous_mark text,
+	advanced_by text
+);
+
 -- The templates' example business step writes here. Replace it with your own table or step.
 CREATE TABLE IF NOT EXISTS business_log (
 	id bigserial PRIMARY KEY,

@@ -6,7 +6,8 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { allUnclaimed, executeClaim } from './actions/claim.operation';
+import { allUnclaimed } from './actions/claim.operation';
+import { routeClaim } from './actions/claimRouter';
 import { claimProperties } from './descriptions/claimProperties';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 import { continuingSafely } from '../shared/continuingSafely';
@@ -46,7 +47,7 @@ export class IdempotencyClaim implements INodeType {
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await continuingSafely(
 			this,
-			() => executeClaim.call(this),
+			() => routeClaim.call(this),
 			(error) => allUnclaimed(this, error),
 		);
 	}

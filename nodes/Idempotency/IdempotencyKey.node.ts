@@ -6,6 +6,7 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
+import { clearHistoryProperties } from './actions/clearHistory.operation';
 import { failedItem } from './actions/databaseFailure';
 import { routeKeyOperation } from './actions/keyRouter';
 import { purgeProperties } from './actions/purge.operation';
@@ -24,7 +25,8 @@ export class IdempotencyKey implements INodeType {
 		usableAsTool: true,
 		version: 1,
 		subtitle: '={{ $parameter.operation }}',
-		description: 'Complete or release a claimed key, list stuck claims, or purge old keys',
+		description:
+			'Complete or release a claimed key, list stuck claims, purge old keys, or clear one scope',
 		defaults: { name: 'Idempotency Key' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
@@ -42,6 +44,13 @@ export class IdempotencyKey implements INodeType {
 				type: 'options',
 				noDataExpression: true,
 				options: [
+					{
+						name: 'Clear Deduplication History',
+						value: 'clearHistory',
+						action: 'Clear deduplication history',
+						description:
+							"Delete one scope's keys and its watermark, as Remove Duplicates' Clear Deduplication History does",
+					},
 					{
 						name: 'Complete',
 						value: 'complete',
@@ -75,6 +84,7 @@ export class IdempotencyKey implements INodeType {
 			...settleProperties,
 			...purgeProperties,
 			...stuckClaimsProperties,
+			...clearHistoryProperties,
 			{
 				displayName: 'Options',
 				name: 'options',

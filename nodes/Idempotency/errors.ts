@@ -18,3 +18,6 @@ export class TableError extends IdempotencyError {}
 
 /** A claim whose outcome cannot be known for sure; nothing was routed, so the delivery stays retryable. */
 export class ClaimError extends IdempotencyError {}
+
+/** A watermark the values cannot be compared with: its scope holds the other kind (numbers or dates). */
+export class WatermarkError extends IdempotencyError {}

@@ -71,6 +71,24 @@ step('the claim node panel renders Key Source, Claim Mode and Lease with their h
 	await editor!.closeNode();
 });
 
+step(
+	"a polled feed's claim node shows Remove Duplicates' Keep Items Where and Value to Dedupe On",
+	async () => {
+		await editor!.openWorkflow(n8n!.polledTemplate.id);
+		const panel = await editor!.openNode(CLAIM_NODE);
+		const shown = { keySource: 'Polled Item', keepItemsWhere: 'Value Is New' };
+		for (const [name, choice] of Object.entries(shown)) {
+			const input = panel.locator(`[data-test-id="parameter-input-${name}"]`);
+			await input.waitFor();
+			expect(await input.locator('input').inputValue()).toBe(choice);
+		}
+		// Value to Dedupe On holds an expression, under which n8n shows its value rather than a hint.
+		await expectVisibleText(panel, claimProperty('keepItemsWhere').hint!);
+		await expectVisibleText(panel, claimProperty('dedupeValue').displayName);
+		await editor!.closeNode();
+	},
+);
+
 step("the credential's test passes from the UI, on opening and again on Retry", async () => {
 	const passed = { status: 'OK', message: expect.any(String) };
 	const { dialog, firstTest } = await editor!.openCredential(n8n!.credentialName);

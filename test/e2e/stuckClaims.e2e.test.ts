@@ -15,7 +15,7 @@ import {
 	loadFixtureWorkflow,
 	loadShippedWorkflow,
 	webhookPathOf,
-	type WorkflowJson,
+	withNodeParameters,
 } from '../support/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
@@ -23,11 +23,15 @@ const BUSINESS_LOCK = 7412201; // the lock the fixture's business step waits for
 const REPORT_END = 'Send the report here (replace me)';
 
 const dyingWorkflow = loadFixtureWorkflow('stuck-claim.json');
-const reportWorkflow = withParameters(loadShippedWorkflow('stuck-claims-report.json'), {
-	// The shipped threshold is 60 minutes; the killed claim here is seconds old. What the threshold
-	// excludes is tested on a controlled clock in test/store/stuckClaims.test.ts.
-	stuckAfterMinutes: 0,
-});
+const reportWorkflow = withNodeParameters(
+	loadShippedWorkflow('stuck-claims-report.json'),
+	'.idempotencyKey',
+	{
+		// The shipped threshold is 60 minutes; the killed claim here is seconds old. What the threshold
+		// excludes is tested on a controlled clock in test/store/stuckClaims.test.ts.
+		stuckAfterMinutes: 0,
+	},
+);
 
 let pool: Pool;
 let n8n: N8nInstance | undefined;
@@ -118,16 +122,4 @@ async function waitUntilTrue(what: string, sql: string, params: unknown[], timeo
 		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
 		await new Promise((resolve) => setTimeout(resolve, 100));
 	}
-}
-
-/** The workflow with parameters of its Idempotency Key node replaced. */
-function withParameters(workflow: WorkflowJson, parameters: Record<string, unknown>): WorkflowJson {
-	return {
-		...workflow,
-		nodes: workflow.nodes.map((node) =>
-			node.type.endsWith('.idempotencyKey')
-				? { ...node, parameters: { ...node.parameters, ...parameters } }
-				: node,
-		),
-	};
 }

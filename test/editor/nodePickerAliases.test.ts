@@ -54,9 +54,19 @@ it.each([
 	'retry',
 	'once',
 	'exactly once',
+	'remove duplicates',
+	'watermark',
+	'new items',
 ])('searching "%s" finds Idempotency Claim through an alias', (query) => {
 	// Words the display name "Idempotency Claim" does not carry must come from an alias.
 	expect(claim.codex.alias.some((alias) => pickerMatches(query, alias))).toBe(true);
+});
+
+it('searching "clear deduplication history" finds Idempotency Key', () => {
+	const key = nodes.find(({ nodeName }) => nodeName === 'idempotencyKey')!;
+	expect(key.codex.alias.some((alias) => pickerMatches('clear deduplication history', alias))).toBe(
+		true,
+	);
 });
 
 it('searching "purge" or "cleanup" finds Idempotency Key', () => {

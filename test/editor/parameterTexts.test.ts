@@ -63,5 +63,16 @@ it('puts hints only where they prevent a mistake, so the panels stay quiet', () 
 		.flatMap((p) => [p, ...((p.options ?? []) as INodeProperties[])])
 		.filter((p) => 'hint' in p && p.hint)
 		.map((p) => p.name);
-	expect(hinted.sort()).toEqual(['claimMode', 'keySource', 'leaseSeconds', 'olderThanDays']);
+	expect(hinted.sort()).toEqual([
+		'claimMode',
+		'clearScope',
+		'dedupeValue',
+		'dedupeValue',
+		'dedupeValue',
+		'keepItemsWhere',
+		'keySource',
+		'leaseSeconds',
+		'olderThanDays',
+		'scope',
+	]);
 });

@@ -3,6 +3,10 @@ import { join } from 'node:path';
 
 import { createTableSql } from '../../nodes/Idempotency/store/tableSchema';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import {
+	createWatermarkTableSql,
+	watermarkRef,
+} from '../../nodes/Idempotency/store/watermarkTable';
 import { testDatabaseUrl, uniqueTableName, withClient } from '../support/database';
 
 const SHIPPED_SQL = readFileSync(
@@ -10,15 +14,15 @@ const SHIPPED_SQL = readFileSync(
 	'utf8',
 );
 
-function columnsAfter(statements: string[], schema: string) {
+function columnsAfter(statements: string[], schema: string, table = 'processed_events') {
 	return withClient(testDatabaseUrl(), async (client) => {
 		await client.query(`CREATE SCHEMA ${schema}`);
 		await client.query(`SET search_path TO ${schema}`);
 		for (const statement of statements) await client.query(statement);
 		const result = await client.query(
 			`SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
-			 WHERE table_schema = $1 AND table_name = 'processed_events' ORDER BY ordinal_position`,
-			[schema],
+			 WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
+			[schema, table],
 		);
 		return result.rows;
 	});
@@ -85,5 +89,32 @@ describe('workflows/processed_events.sql', () => {
 			client.query(`SELECT key, status, deliveries FROM ${schema}.processed_events`),
 		);
 		expect(kept.rows).toEqual([{ key: 'evt:kept', status: 'completed', deliveries: 1 }]);
+	});
+
+	it('creates the same processed_events_watermarks table the node creates, with its checks', async () => {
+		const table = 'processed_events_watermarks';
+		const ddl = createWatermarkTableSql(watermarkRef(tableRef('public', 'processed_events')));
+		const nodeSchema = uniqueTableName('node_wm');
+		const fileSchema = uniqueTableName('file_wm');
+		const byNode = await columnsAfter([ddl.replace('"public".', '')], nodeSchema, table);
+		const byFile = await columnsAfter([SHIPPED_SQL], fileSchema, table);
+		expect(byFile).toEqual(byNode);
+		expect(byNode.map((c) => c.column_name).join(' ')).toBe(
+			'advanced_at scope kind mark previous_mark advanced_by',
+		);
+		const checks = (schema: string) =>
+			withClient(testDatabaseUrl(), async (client) =>
+				(
+					await client.query(
+						`SELECT pg_get_constraintdef(c.oid) AS def FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+						 WHERE n.nspname = $1 ORDER BY def`,
+						[schema],
+					)
+				).rows.filter((row) => !row.def.startsWith('FOREIGN')),
+			);
+		const fileChecks = (await checks(fileSchema)).filter(
+			(row) => row.def.includes('kind') || row.def === 'PRIMARY KEY (scope)',
+		);
+		expect(fileChecks).toEqual(await checks(nodeSchema));
 	});
 });

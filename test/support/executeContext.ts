@@ -23,6 +23,9 @@ export interface ContextOptions {
 	nodeName?: string;
 	/** The node's type name inside this package (default idempotencyClaim). */
 	nodeType?: string;
+	/** The node's id and its workflow's (a polled item's default scope is made of both). */
+	nodeId?: string;
+	workflowId?: string;
 }
 
 /**
@@ -35,7 +38,7 @@ export function executeContext(
 	options: ContextOptions,
 ): IExecuteFunctions {
 	const node: INode = {
-		id: 'test-node',
+		id: options.nodeId ?? 'test-node',
 		name: options.nodeName ?? 'Idempotency Claim',
 		type: `n8n-nodes-idempotency.${options.nodeType ?? 'idempotencyClaim'}`,
 		typeVersion: 1,
@@ -46,6 +49,11 @@ export function executeContext(
 	const context = {
 		getInputData: () => items,
 		getNode: () => node,
+		getWorkflow: () => ({
+			id: options.workflowId ?? 'testWorkflow0001',
+			name: 'test',
+			active: false,
+		}),
 		continueOnFail: () =>
 			node.onError === 'continueErrorOutput' || node.onError === 'continueRegularOutput',
 		getCredentials: async () => options.credentials,

@@ -40,6 +40,22 @@ function loadWorkflowFile(path: string): WorkflowJson {
 	return { ...workflow, id: newWorkflowId() };
 }
 
+/** The workflow with these parameters set on every node whose type ends with `typeSuffix`. */
+export function withNodeParameters(
+	workflow: WorkflowJson,
+	typeSuffix: string,
+	parameters: Record<string, unknown>,
+): WorkflowJson {
+	return {
+		...workflow,
+		nodes: workflow.nodes.map((node) =>
+			node.type.endsWith(typeSuffix)
+				? { ...node, parameters: { ...node.parameters, ...parameters } }
+				: node,
+		),
+	};
+}
+
 /** The path of a workflow's Webhook node. */
 export function webhookPathOf(workflow: WorkflowJson): string {
 	const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');

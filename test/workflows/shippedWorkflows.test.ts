@@ -43,12 +43,14 @@ const packageCredentialTypes = manifest.n8n.credentials.map(
 	(path) => loadFromSource<{ name: string }>(path).name,
 );
 
-it('ships the six workflows', () => {
+it('ships the eight workflows', () => {
 	expect(files.sort()).toEqual([
+		'api-new-records.json',
 		'builtin-nodes-template.json',
 		'cleanup-processed-events.json',
 		'github-template.json',
 		'idempotency-claim-template.json',
+		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',
 	]);
@@ -224,5 +226,67 @@ describe('stuck-claims-report.json', () => {
 		expect(content).toMatch(/Stripe.*Dashboard.*stripe events resend/s);
 		expect(content).toMatch(/Standard Webhooks \/ Svix.*replay/s);
 		expect(content).toMatch(/replace me/);
+	});
+});
+
+describe.each([
+	{
+		file: 'rss-feed-new-items.json',
+		fetchType: 'n8n-nodes-base.rssFeedRead',
+		dedupeValue: '={{ $json.guid || $json.link }}',
+	},
+	{
+		file: 'api-new-records.json',
+		fetchType: 'n8n-nodes-base.httpRequest',
+		dedupeValue: '={{ $json.id }}',
+	},
+])('$file: a polled feed passes only its new items on', ({ file, fetchType, dedupeValue }) => {
+	const { workflow } = workflows.find((entry) => entry.file === file)!;
+	const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
+	const targets = (from: string, output: number) =>
+		(workflow.connections[from]?.main[output] ?? []).map((target) => byName.get(target.node)!);
+	const claim = workflow.nodes.find((node) => node.type === CLAIM_NODE)!;
+	const fetcher = workflow.nodes.find((node) => node.type === fetchType)!;
+
+	it('a Schedule Trigger and a Manual Trigger (Run Now) both start the fetch, which feeds the claim', () => {
+		for (const type of ['n8n-nodes-base.scheduleTrigger', 'n8n-nodes-base.manualTrigger']) {
+			const trigger = workflow.nodes.find((node) => node.type === type)!;
+			expect(targets(trigger.name, 0)).toEqual([fetcher]);
+		}
+		expect(targets(fetcher.name, 0)).toEqual([claim]);
+	});
+
+	it('claims each item once by its own value: Polled Item, Value Is New, Claim Once (repeats write nothing)', () => {
+		expect(claim.parameters).toEqual({
+			keySource: 'polled',
+			keepItemsWhere: 'new',
+			dedupeValue,
+			claimMode: 'once',
+			options: {},
+		});
+		// An item without a value goes to the error output; the others of the poll are still claimed.
+		expect((claim as { onError?: string }).onError).toBe('continueErrorOutput');
+	});
+
+	it('New runs the business step, whose failures release the key for the next poll; Duplicate does nothing', () => {
+		const [business] = targets(claim.name, 0);
+		expect(business.type).toBe('n8n-nodes-base.postgres');
+		// One query per item: a failure then fails that item alone, and its error item stays paired with
+		// the claim's item, which Release Key reads (one query for all fails them all, unpaired).
+		expect(business.parameters.options).toMatchObject({ queryBatching: 'independently' });
+		const [release] = targets(business.name, 1);
+		expect(release.type).toBe(KEY_NODE);
+		expect(release.parameters).toMatchObject({
+			operation: 'release',
+			key: "={{ $('Idempotency Claim').item.json.idempotency.key }}",
+			claimId: "={{ $('Idempotency Claim').item.json.idempotency.claimId }}",
+		});
+		expect(targets(claim.name, 1).map((node) => node.type)).toEqual(['n8n-nodes-base.noOp']);
+		expect(targets(claim.name, 2).map((node) => node.type)).toEqual(['n8n-nodes-base.noOp']);
+	});
+
+	it('asks the user to replace the example URL', () => {
+		expect(fetcher.name).toMatch(/\(replace URL\)$/);
+		expect(String(fetcher.parameters.url)).toMatch(/^https:\/\/(api\.)?example\.com\//);
 	});
 });

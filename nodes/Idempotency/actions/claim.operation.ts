@@ -19,6 +19,8 @@ import { newClaimToken } from './claimToken';
 import { databaseFailure, failedItem } from './databaseFailure';
 import { readCredentials } from './readCredentials';
 import { readNumber } from './readNumber';
+import { readDedupeValue } from './readDedupeValue';
+import { isPolledItem, readScope } from './readScope';
 import { readTableRef } from './readTableRef';
 import { unclaimedItem, unclaimedRoute } from './unclaimedItems';
 
@@ -50,7 +52,11 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	}
 	const ref = readTableRef(this);
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
-	const countRepeats = this.getNodeParameter('options.countRepeats', 0, true) as boolean;
+	const countRepeats = this.getNodeParameter(
+		'options.countRepeats',
+		0,
+		!isPolledItem(this),
+	) as boolean;
 
 	// Per keyed item: its index among the inputs, its key and what is claimed.
 	const indexes: number[] = [];
@@ -65,7 +71,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 				fingerprintMode === 'rawBody' || (rule.source === 'auto' && !hasEventId(json));
 			const rawBody = needsBytes ? await readRawBody(this, items[index], index) : undefined;
 			const input = { json, rawBody };
-			const scope = (this.getNodeParameter('options.scope', index, '') as string) ?? '';
+			const scope = readScope(this, index);
 			const derived = deriveKey(input, rule, scope);
 			requests.push({ key: derived.key, fingerprint: payloadFingerprint(input, fingerprintMode) });
 			derivedKeys.push(derived);
@@ -149,6 +155,8 @@ function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
 			return { source, fieldPath: context.getNodeParameter('fieldPath', index) as string };
 		case 'expression':
 			return { source, value: context.getNodeParameter('keyExpression', index) };
+		case 'polled':
+			return { source, value: readDedupeValue(context, index) };
 		case 'preset':
 			return presetKeyRule(context.getNodeParameter('keyPreset', index, 'stripe') as string);
 		default:

@@ -31,9 +31,18 @@ export const purgeProperties: INodeProperties[] = [
 		typeOptions: { minValue: 1, maxValue: 100000 },
 		default: 10000,
 		description: 'Rows per DELETE statement; small batches keep each lock short on big tables',
-		displayOptions: { show: { operation: ['purge'] } },
+		displayOptions: { show: { operation: ['purge', 'clearHistory'] } },
 	},
 ];
+
+/** Rows per DELETE statement (Purge's parameter, which Clear Deduplication History shows too). */
+export function readBatchSize(context: IExecuteFunctions): number {
+	return readNumber(context.getNodeParameter('batchSize', 0, 10000), 'Batch Size', {
+		min: 1,
+		max: 100000,
+		integer: true,
+	});
+}
 
 /** Runs once per execution, whatever the number of input items, and reports what it removed. */
 export async function executePurge(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -43,11 +52,7 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 		olderThanDays = readNumber(this.getNodeParameter('olderThanDays', 0, 30), 'Older Than (Days)', {
 			min: 0,
 		});
-		batchSize = readNumber(this.getNodeParameter('batchSize', 0, 10000), 'Batch Size', {
-			min: 1,
-			max: 100000,
-			integer: true,
-		});
+		batchSize = readBatchSize(this);
 	} catch (error) {
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}

@@ -2,7 +2,10 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { PROVIDER_KEY_PRESETS } from '../key/providerPresets';
 import { binaryPropertyOption } from '../../shared/rawBody';
+import { polledItemProperties } from './polledItemProperties';
 import { tableOptions } from './tableOptions';
+
+const WATERMARK = { keepItemsWhere: ['higher', 'later'] };
 
 export const claimProperties: INodeProperties[] = [
 	{
@@ -28,6 +31,12 @@ export const claimProperties: INodeProperties[] = [
 				description: 'A delivery-ID header such as Webhook-ID or X-GitHub-Delivery',
 			},
 			{
+				name: 'Polled Item',
+				value: 'polled',
+				description:
+					'An item a schedule hands over again on every run (RSS, an API list): pass it where its value is new, higher or a later date, as Remove Duplicates does',
+			},
+			{
 				name: 'Provider Preset',
 				value: 'preset',
 				description: "Where a known provider puts its event's ID (Stripe, GitHub, Shopify, …)",
@@ -36,6 +45,7 @@ export const claimProperties: INodeProperties[] = [
 		default: 'auto',
 		hint: "Event ID, Else Body Hash: an event without an ID is keyed by its exact request bytes only when the Webhook node's Raw Body option is on (otherwise by its canonical JSON)",
 	},
+	...polledItemProperties,
 	{
 		displayName: 'Provider',
 		name: 'keyPreset',
@@ -96,6 +106,7 @@ export const claimProperties: INodeProperties[] = [
 			},
 		],
 		default: 'once',
+		displayOptions: { hide: WATERMARK },
 		hint: 'Claim Once: if the business step fails, every retry is a Duplicate unless an Idempotency Key node releases the key. Claim With Lease also lets a retry take over when the execution dies.',
 	},
 	{
@@ -106,7 +117,7 @@ export const claimProperties: INodeProperties[] = [
 		default: 300,
 		description: 'How long a claim stays "processing" before a retry may take it over',
 		hint: 'Must outlast your slowest business step: a retry that arrives after the lease ran out takes the claim over and runs the step a second time',
-		displayOptions: { show: { claimMode: ['lease'] } },
+		displayOptions: { show: { claimMode: ['lease'] }, hide: WATERMARK },
 	},
 	{
 		displayName: 'Options',
@@ -115,7 +126,7 @@ export const claimProperties: INodeProperties[] = [
 		placeholder: 'Add option',
 		default: {},
 		options: [
-			binaryPropertyOption,
+			{ ...binaryPropertyOption, displayOptions: { hide: { '/keySource': ['polled'] } } },
 			{
 				displayName: 'Count Repeat Deliveries',
 				name: 'countRepeats',
@@ -123,6 +134,17 @@ export const claimProperties: INodeProperties[] = [
 				default: true,
 				description:
 					'Whether a repeat delivery updates last_seen and deliveries. Off, a repeat under Claim Once only reads, which is cheaper when retries are frequent. Claim With Lease always counts.',
+				displayOptions: { hide: { '/keySource': ['polled'] } },
+			},
+			{
+				// Off for polled items: a poll repeats most of its items every run, and off, a repeat writes nothing.
+				displayName: 'Count Repeat Deliveries',
+				name: 'countRepeats',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether a repeated item updates last_seen and deliveries. Off (the default for polled items), a repeat under Claim Once only reads: a poll that hands over 990 known items writes no row for them.',
+				displayOptions: { show: { '/keySource': ['polled'], '/keepItemsWhere': ['new'] } },
 			},
 			{
 				displayName: 'Create Table If Missing',
@@ -130,7 +152,7 @@ export const claimProperties: INodeProperties[] = [
 				type: 'boolean',
 				default: true,
 				description:
-					'Whether to create the table, or add missing columns to an existing one, once per connection pool. Never drops or rewrites anything.',
+					'Whether to create the table (and its _watermarks table, for a watermark), or add missing columns to an existing one, once per connection pool. Never drops or rewrites anything.',
 			},
 			{
 				displayName: 'Payload Fingerprint',
@@ -149,6 +171,7 @@ export const claimProperties: INodeProperties[] = [
 				default: 'off',
 				description:
 					'Store a hash of the payload with the key. A later delivery with the same key but a different payload goes to a third output, Mismatch.',
+				displayOptions: { hide: { '/keepItemsWhere': ['higher', 'later'] } },
 			},
 			{
 				displayName: 'Scope',
@@ -156,7 +179,9 @@ export const claimProperties: INodeProperties[] = [
 				type: 'string',
 				default: '',
 				placeholder: 'billing',
-				description: 'Prefix for every key, so two workflows can each process the same event once',
+				description:
+					'Prefix for every key (and the name of a watermark), so two workflows can each process the same event once',
+				hint: "Remove Duplicates' Scope: Workflow is {{ $workflow.id }}, Node is {{ $workflow.id }}/{{ $nodeId }}. Empty: no prefix; for a Polled Item, this node's own history (as Scope Node).",
 			},
 			...tableOptions,
 		],

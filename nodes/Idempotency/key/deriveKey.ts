@@ -2,6 +2,7 @@ import { canonicalJson } from './canonicalJson';
 import { readFieldPath } from './fieldPath';
 import { KeyError } from '../errors';
 import type { DerivedKey, KeyInput, KeyOrigin, KeyRule } from './keyRule';
+import { scopePrefix } from './scope';
 import { sha256Hex } from './sha256';
 
 /**
@@ -10,8 +11,6 @@ import { sha256Hex } from './sha256';
  */
 export const MAX_KEY_VALUE_BYTES = 512;
 
-const SCOPE_PATTERN = /^[^\s\p{Cc}\p{Cs}]{1,100}$/u;
-
 /** A UTF-16 surrogate without its partner: valid in a JS string and in JSON, but not text Postgres can store. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -19,12 +18,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export function deriveKey(input: KeyInput, rule: KeyRule, scope = ''): DerivedKey {
 	const derived = deriveUnscopedKey(input, rule);
 	if (scope === '') return derived;
-	if (!SCOPE_PATTERN.test(scope)) {
-		throw new KeyError(
-			`the scope "${scope}" must be 1–100 characters with no spaces or control characters`,
-		);
-	}
-	return { ...derived, key: `${scope}:${derived.key}` };
+	return { ...derived, key: `${scopePrefix(scope)}${derived.key}` };
 }
 
 function deriveUnscopedKey(input: KeyInput, rule: KeyRule): DerivedKey {
@@ -41,6 +35,8 @@ function deriveUnscopedKey(input: KeyInput, rule: KeyRule): DerivedKey {
 		}
 		case 'expression':
 			return prefixedIdKey('', requireIdValue(rule.value, 'the key expression'), 'expression');
+		case 'polled':
+			return prefixedIdKey('evt:', requireIdValue(rule.value, 'Value to Dedupe On'), 'polled_item');
 	}
 }
 

@@ -3,11 +3,13 @@ export type KeyRule =
 	| { source: 'auto' }
 	| { source: 'header'; headerName: string }
 	| { source: 'field'; fieldPath: string }
-	| { source: 'expression'; value: unknown };
+	| { source: 'expression'; value: unknown }
+	/** A polled item's own value (Remove Duplicates' "Value to Dedupe On"), keyed like a field: `evt:` + value. */
+	| { source: 'polled'; value: unknown };
 
 /** How the key of one item was made; reported in the result so users can see why two deliveries matched. */
 export type KeyOrigin =
-	'body_id' | 'raw_body' | 'canonical_json' | 'header' | 'field' | 'expression';
+	'body_id' | 'raw_body' | 'canonical_json' | 'header' | 'field' | 'expression' | 'polled_item';
 
 export interface DerivedKey {
 	key: string;

@@ -1,6 +1,6 @@
 import type { ClaimTable } from './claimTable';
+import { deleteInBatches } from './deleteInBatches';
 import { processingSql } from './tableLayout';
-import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 
 export interface PurgeOptions {
 	olderThanDays: number;
@@ -16,11 +16,10 @@ export interface PurgeResult {
 }
 
 /**
- * Deletes keys first seen before the cutoff, one short statement per batch, so a table with millions of
- * keys is never locked for long. A claim still being worked on (processing, lease not yet expired) is
- * never deleted, however old its key: its holder would lose it and a retry would run the work again.
- * Rows another transaction holds are skipped, not waited for; the next purge takes them. After each
- * batch the purge pauses as long as the batch took, so claims get the server at least half the time.
+ * Deletes keys first seen before the cutoff, in batches (deleteInBatches). A claim still being worked
+ * on (processing, lease not yet expired) is never deleted, however old its key: its holder would lose it
+ * and a retry would run the work again.
+ * Rows another transaction holds are skipped, not waited for; the next purge takes them.
  */
 export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promise<PurgeResult> {
 	const { qualified } = table.ref;
@@ -40,20 +39,6 @@ export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promi
 	const sql =
 		`WITH doomed AS (SELECT t.key FROM ${qualified} AS t WHERE t.first_seen < $1${live} ORDER BY t.first_seen LIMIT $2 FOR UPDATE OF t SKIP LOCKED) ` +
 		`DELETE FROM ${qualified} AS e USING doomed WHERE e.key = doomed.key`;
-	let deleted = 0;
-	let batches = 0;
-	for (;;) {
-		const started = Date.now();
-		const { value } = await withTransientRetry(
-			table.pool,
-			(client) => client.query(sql, values),
-			SETTLE_RETRY,
-		);
-		const count = value.rowCount ?? 0;
-		batches++;
-		deleted += count;
-		if (count < options.batchSize) break;
-		await new Promise((resolve) => setTimeout(resolve, Date.now() - started));
-	}
+	const { deleted, batches } = await deleteInBatches(table.pool, sql, values, options.batchSize);
 	return { deleted, batches, cutoff };
 }

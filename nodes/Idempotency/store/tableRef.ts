@@ -36,9 +36,18 @@ const MAX_IDENTIFIER_BYTES = 63;
  * would silently get no index (CREATE INDEX IF NOT EXISTS sees the first one's).
  */
 function firstSeenIndexName(table: string): string {
-	if (table.length + INDEX_SUFFIX.length <= MAX_IDENTIFIER_BYTES) return `${table}${INDEX_SUFFIX}`;
+	return suffixedIdentifier(table, INDEX_SUFFIX);
+}
+
+/**
+ * `<table><suffix>` for an object that belongs to a validated table (its index, its watermarks), within
+ * Postgres's 63-byte limit: a name too long keeps its start and gains a hash of the whole name, so two
+ * long table names sharing a prefix never share the object.
+ */
+export function suffixedIdentifier(table: string, suffix: string): string {
+	if (table.length + suffix.length <= MAX_IDENTIFIER_BYTES) return `${table}${suffix}`;
 	const hash = createHash('sha256').update(table).digest('hex').slice(0, 8);
-	return `${table.slice(0, MAX_IDENTIFIER_BYTES - INDEX_SUFFIX.length - hash.length - 1)}_${hash}${INDEX_SUFFIX}`;
+	return `${table.slice(0, MAX_IDENTIFIER_BYTES - suffix.length - hash.length - 1)}_${hash}${suffix}`;
 }
 
 function validateIdentifier(value: string, label: string): string {
@@ -51,6 +60,6 @@ function validateIdentifier(value: string, label: string): string {
 	return trimmed;
 }
 
-function quoteIdentifier(identifier: string): string {
+export function quoteIdentifier(identifier: string): string {
 	return `"${identifier.replace(/"/g, '""')}"`;
 }

@@ -159,7 +159,11 @@ function ddlFor(ref: TableRef, facts: TableFacts): string[] {
 }
 
 /** Runs the DDL in one transaction; false when a lock could not be had in time (the table stays as it was). */
-async function runDdl(pool: Pool, ref: TableRef, statements: string[]): Promise<boolean> {
+export async function runDdl(
+	pool: Pool,
+	ref: Pick<TableRef, 'qualified'>,
+	statements: string[],
+): Promise<boolean> {
 	const client = await pool.connect();
 	let committed = false;
 	let failure: unknown;

@@ -16,6 +16,8 @@ export interface EditorN8n {
 	n8n: N8nInstance;
 	/** The Idempotency Claim template as imported (with its n8n id), published. */
 	template: WorkflowJson;
+	/** The RSS feed template (Key Source Polled Item) as imported, not published. */
+	polledTemplate: WorkflowJson;
 	/** The name of this package's credential, as the editor lists it. */
 	credentialName: string;
 	/**
@@ -28,10 +30,11 @@ export interface EditorN8n {
 
 export async function startEditorN8n(serverUrl: string, log?: Log): Promise<EditorN8n> {
 	const template = loadShippedWorkflow('idempotency-claim-template.json');
+	const polledTemplate = loadShippedWorkflow('rss-feed-new-items.json');
 	const { n8n, executions, close } = await startAppWithN8n({
 		prefix: 'idem_editor',
 		n8nSchema: N8N_SCHEMA,
-		workflows: [template],
+		workflows: [template, polledTemplate],
 		publish: [template.id],
 		serverUrl,
 		env: ownerEnv(await ensureRuntime({ log })),
@@ -40,6 +43,7 @@ export async function startEditorN8n(serverUrl: string, log?: Log): Promise<Edit
 	return {
 		n8n,
 		template,
+		polledTemplate,
 		credentialName: IDEMPOTENCY_CREDENTIAL.name,
 		deliverTwice: async (eventId) => {
 			const since = await executions.lastId();

@@ -1,0 +1,43 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+/** Per execution: whether the items are polled, and then their one scope (read once, see readScope). */
+const polledScopes = new WeakMap<IExecuteFunctions, { polled: boolean; scope?: string }>();
+
+function polledState(context: IExecuteFunctions): { polled: boolean; scope?: string } {
+	let state = polledScopes.get(context);
+	if (!state) {
+		state = { polled: context.getNodeParameter('keySource', 0, 'auto') === 'polled' };
+		polledScopes.set(context, state);
+	}
+	return state;
+}
+
+/** Whether the claim node keys polled items (Key Source "Polled Item"). */
+export function isPolledItem(context: IExecuteFunctions): boolean {
+	return polledState(context).polled;
+}
+
+/**
+ * The item's Scope option. A webhook key reads it per item (a provider's topic header can differ from
+ * item to item) and keeps no prefix when it is empty. Polled items are one feed: their Scope is read
+ * once, from the first item (n8n evaluates an expression such as `{{ $workflow.id }}` anew for every
+ * item it is asked for, ~1 ms each), and when empty it is this node's own history, `<workflow id>/<node
+ * id>`: Remove Duplicates' default (Scope Node), and what `{{ $workflow.id }}/{{ $nodeId }}` gives.
+ */
+export function readScope(context: IExecuteFunctions, index: number): string {
+	const state = polledState(context);
+	if (!state.polled) return scopeOption(context, index);
+	state.scope ??= scopeOption(context, 0) || nodeScope(context);
+	return state.scope;
+}
+
+function scopeOption(context: IExecuteFunctions, index: number): string {
+	return String(context.getNodeParameter('options.scope', index, '') ?? '');
+}
+
+function nodeScope(context: IExecuteFunctions): string {
+	const workflowId = context.getWorkflow().id;
+	if (!workflowId)
+		throw new Error('a polled item without a Scope is kept per node: save the workflow first');
+	return `${workflowId}/${context.getNode().id}`;
+}

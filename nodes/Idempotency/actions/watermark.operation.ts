@@ -1,0 +1,125 @@
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+
+import type { KeepItemsWhere } from '../descriptions/polledItemProperties';
+import { advanceWatermark, type WatermarkOutcome } from '../store/advanceWatermark';
+import { watermarkRef } from '../store/watermarkTable';
+import { poolFor } from '../transport/poolRegistry';
+import { markValue, type MarkKind } from '../watermark/markValue';
+import { DUPLICATE_OUTPUT, NEW_OUTPUT } from './claim.operation';
+import { newClaimToken } from './claimToken';
+import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
+import { readCredentials } from './readCredentials';
+import { readDedupeValue } from './readDedupeValue';
+import { readScope } from './readScope';
+import { readTableRef } from './readTableRef';
+
+const KINDS: Record<Exclude<KeepItemsWhere, 'new'>, MarkKind> = { higher: 'number', later: 'date' };
+
+interface Problem {
+	index: number;
+	message: string;
+}
+
+/**
+ * Value Is Higher / Value Is a Date Later: every item's value is read first, then one statement moves
+ * the scope's watermark and says which items pass (New) and which do not (Duplicate). A value that is
+ * not a number (or not a date) stops the whole batch before anything is sent: the mark stays where it
+ * was, so the next poll brings every item again.
+ */
+export async function executeWatermark(
+	this: IExecuteFunctions,
+	keep: Exclude<KeepItemsWhere, 'new'>,
+): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	// A third output exists only while a payload fingerprint is set (hidden here, but it may be left over).
+	const outputs: INodeExecutionData[][] =
+		this.getNodeParameter('options.payloadFingerprint', 0, 'off') === 'off'
+			? [[], []]
+			: [[], [], []];
+	if (items.length === 0) return outputs;
+	const kind = KINDS[keep];
+	const ref = readTableRef(this);
+	const createIfMissing = this.getNodeParameter('options.createTable', 0, true) as boolean;
+
+	const values: string[] = [];
+	const problems: Problem[] = [];
+	let scope = '';
+	for (let index = 0; index < items.length; index++) {
+		try {
+			// One scope for the whole poll (read once): one execution moves one watermark.
+			scope = readScope(this, index);
+			values.push(markValue(readDedupeValue(this, index), kind));
+		} catch (error) {
+			problems.push({ index, message: `Item ${index}: ${(error as Error).message}` });
+		}
+	}
+	if (problems.length > 0) return refuseBatch(this, items, problems, outputs);
+
+	const credentials = await readCredentials(this);
+	let outcome: WatermarkOutcome;
+	try {
+		outcome = await advanceWatermark(await poolFor(credentials), watermarkRef(ref), {
+			scope,
+			kind,
+			values,
+			token: newClaimToken(),
+			createIfMissing,
+		});
+	} catch (error) {
+		outputs[NEW_OUTPUT].push(
+			...databaseFailure(
+				this,
+				error,
+				credentials,
+				items.map((_, index) => index),
+			),
+		);
+		return outputs;
+	}
+
+	items.forEach((item, index) => {
+		const isNew = outcome.passed[index];
+		const routed: INodeExecutionData = {
+			json: {
+				...item.json,
+				idempotency: {
+					scope,
+					keepItemsWhere: keep,
+					value: values[index],
+					isNew,
+					previousMark: outcome.previousMark,
+					mark: outcome.mark,
+				},
+			},
+			pairedItem: { item: index },
+		};
+		if (item.binary) routed.binary = item.binary;
+		outputs[isNew ? NEW_OUTPUT : DUPLICATE_OUTPUT].push(routed);
+	});
+	return outputs;
+}
+
+/**
+ * No item is compared when one cannot be. Without the error output that is a node error naming the first
+ * bad item; with it, every item leaves there, the bad ones saying why and the others that they wait for
+ * the next poll.
+ */
+function refuseBatch(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	problems: Problem[],
+	outputs: INodeExecutionData[][],
+): INodeExecutionData[][] {
+	const [first] = problems;
+	if (!continuesOnErrorOutput(context))
+		throw new NodeOperationError(context.getNode(), first.message, { itemIndex: first.index });
+	const byIndex = new Map(problems.map((problem) => [problem.index, problem.message]));
+	const reason = first.message.replace(/^Item \d+: /, '');
+	const waiting = `not compared, because item ${first.index} could not be (${reason}); the watermark did not move, so the next poll brings this item again`;
+	items.forEach((_, index) =>
+		outputs[NEW_OUTPUT].push(
+			failedItem(byIndex.get(index) ?? `Item ${index}: ${waiting}`, 'bad_delivery', index),
+		),
+	);
+	return outputs;
+}
