@@ -32,6 +32,7 @@ import {
 } from '../support/n8n/credentials';
 import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
+import { runtimePaths } from '../support/n8n/runtime';
 import {
 	businessRowsPerKey,
 	claimRows,
@@ -186,7 +187,12 @@ appWithN8nForSuite(
 
 const now = () => Math.floor(Date.now() / 1000);
 
-describe('Stripe template', () => {
+// On n8n 1.x (`npm run test:e2e:n8n1`) only the templates' 400 and 503 branches run: they depend on how n8n
+// routes a failed item to the error output, which 1.x decides by a stricter rule than 2.x. The rest is
+// proven on n8n 2.x.
+const describeOnN8n2 = runtimePaths().major >= 2 ? describe : describe.skip;
+
+describeOnN8n2('Stripe template', () => {
 	const url = () => n8n!.webhookUrl(webhookPathOf(stripeTemplate));
 	const tag = randomBytes(3).toString('hex');
 	const event = (name: string) =>
@@ -256,7 +262,7 @@ describe('Stripe template', () => {
 	);
 });
 
-describe('GitHub template', () => {
+describeOnN8n2('GitHub template', () => {
 	const url = () => n8n!.webhookUrl(webhookPathOf(githubTemplate));
 	const push = (ref: string) =>
 		JSON.stringify({
@@ -333,7 +339,7 @@ async function runsThrough(workflow: WorkflowJson, since: number, count: number,
 
 const errorInWorkflow: Delivery = { status: 500, body: { message: 'Error in workflow' } };
 
-describe('a captured Stripe delivery, replayed in another shape', () => {
+describeOnN8n2('a captured Stripe delivery, replayed in another shape', () => {
 	step(
 		'the signed body as file "data" beside a forged id field (curl -F): 401 unsigned_body, nothing claimed; each victim\'s delivery is processed',
 		async () => {
@@ -440,46 +446,51 @@ describe('a captured Stripe delivery, replayed in another shape', () => {
 	);
 });
 
-describe("the node template (key: the body id, else the bytes' hash), a genuine delivery relabelled", () => {
-	const url = () => n8n!.webhookUrl(webhookPathOf(nodeTemplate));
-	const tag = randomBytes(3).toString('hex');
+describeOnN8n2(
+	"the node template (key: the body id, else the bytes' hash), a genuine delivery relabelled",
+	() => {
+		const url = () => n8n!.webhookUrl(webhookPathOf(nodeTemplate));
+		const tag = randomBytes(3).toString('hex');
 
-	step(
-		'as charset=latin1, as a form, as text/plain: each 401 unsigned_body (n8n would read another key from the same bytes); the event is processed once',
-		async () => {
-			const since = await executions.lastId();
-			const id = `evt_${tag}_café`;
-			const body = JSON.stringify({ id, type: 'order.paid' });
-			expect(await deliver(url(), body)).toEqual(answered('processed', `evt:${id}`));
-			const relabelled = [
-				'application/json; charset=latin1',
-				'application/x-www-form-urlencoded',
-				'text/plain',
-			];
-			for (const contentType of relabelled) {
-				const answer = await deliver(url(), body, { 'content-type': contentType });
-				expect({ contentType, ...answer }).toEqual({
-					contentType,
-					...refusedSignature('unsigned_body'),
-				});
-			}
-			expect(await runsThrough(nodeTemplate, since, 1 + relabelled.length, BUSINESS_STEP)).toBe(1);
-			expect(await businessRowsPerKey(pool, [`evt:${id}`])).toEqual({ [`evt:${id}`]: 1 });
-		},
-	);
+		step(
+			'as charset=latin1, as a form, as text/plain: each 401 unsigned_body (n8n would read another key from the same bytes); the event is processed once',
+			async () => {
+				const since = await executions.lastId();
+				const id = `evt_${tag}_café`;
+				const body = JSON.stringify({ id, type: 'order.paid' });
+				expect(await deliver(url(), body)).toEqual(answered('processed', `evt:${id}`));
+				const relabelled = [
+					'application/json; charset=latin1',
+					'application/x-www-form-urlencoded',
+					'text/plain',
+				];
+				for (const contentType of relabelled) {
+					const answer = await deliver(url(), body, { 'content-type': contentType });
+					expect({ contentType, ...answer }).toEqual({
+						contentType,
+						...refusedSignature('unsigned_body'),
+					});
+				}
+				expect(await runsThrough(nodeTemplate, since, 1 + relabelled.length, BUSINESS_STEP)).toBe(
+					1,
+				);
+				expect(await businessRowsPerKey(pool, [`evt:${id}`])).toEqual({ [`evt:${id}`]: 1 });
+			},
+		);
 
-	step('a signed form naming "id" twice: 401 unsigned_body, nothing claimed', async () => {
-		const body = `id=evt_${tag}_formA&type=order.paid&id=evt_${tag}_formB`;
-		const answer = await deliver(url(), body, {
-			'content-type': 'application/x-www-form-urlencoded',
+		step('a signed form naming "id" twice: 401 unsigned_body, nothing claimed', async () => {
+			const body = `id=evt_${tag}_formA&type=order.paid&id=evt_${tag}_formB`;
+			const answer = await deliver(url(), body, {
+				'content-type': 'application/x-www-form-urlencoded',
+			});
+			expect(answer).toEqual(refusedSignature('unsigned_body'));
+			for (const id of ['formA', 'formB'])
+				expect(await claimRows(pool, `evt:evt_${tag}_${id}`)).toBe(0);
 		});
-		expect(answer).toEqual(refusedSignature('unsigned_body'));
-		for (const id of ['formA', 'formB'])
-			expect(await claimRows(pool, `evt:evt_${tag}_${id}`)).toBe(0);
-	});
-});
+	},
+);
 
-describe('what a Valid item carries, in real n8n', () => {
+describeOnN8n2('what a Valid item carries, in real n8n', () => {
 	const url = () => n8n!.webhookUrl(webhookPathOf(signedBodyEcho));
 	const valid = (body: unknown, parsedByN8n: unknown) => ({
 		status: 200,
@@ -536,57 +547,63 @@ describe('what a Valid item carries, in real n8n', () => {
 	);
 });
 
-describe('Webhook Signature under each On Error setting, with a broken signing secret', () => {
-	describe.each(brokenSecretCases)('$onError, $label', ({ onError, forgedWith, workflow }) => {
-		step(
-			`a forgery signed with the key the broken secret would be is answered ${onError === 'stopWorkflow' ? '500 (the execution fails)' : '401 configuration_error'} and claims nothing; the victim's delivery is processed`,
-			async () => {
-				const since = await executions.lastId();
-				const victim = victimId();
-				const body = invoice(victim);
-				const forged = await deliver(
-					stripeUrl(workflow),
-					body,
-					stripeSigned(body, now(), forgedWith),
-				);
-				expect(forged).toEqual(
-					onError === 'stopWorkflow' ? errorInWorkflow : refusedSignature('configuration_error'),
-				);
-				expect(await runsThrough(workflow, since, 1, CLAIM)).toBe(0);
-				await victimStillProcessed(victim);
-			},
-		);
-	});
-});
+describeOnN8n2(
+	'Webhook Signature under each On Error setting, with a broken signing secret',
+	() => {
+		describe.each(brokenSecretCases)('$onError, $label', ({ onError, forgedWith, workflow }) => {
+			step(
+				`a forgery signed with the key the broken secret would be is answered ${onError === 'stopWorkflow' ? '500 (the execution fails)' : '401 configuration_error'} and claims nothing; the victim's delivery is processed`,
+				async () => {
+					const since = await executions.lastId();
+					const victim = victimId();
+					const body = invoice(victim);
+					const forged = await deliver(
+						stripeUrl(workflow),
+						body,
+						stripeSigned(body, now(), forgedWith),
+					);
+					expect(forged).toEqual(
+						onError === 'stopWorkflow' ? errorInWorkflow : refusedSignature('configuration_error'),
+					);
+					expect(await runsThrough(workflow, since, 1, CLAIM)).toBe(0);
+					await victimStillProcessed(victim);
+				},
+			);
+		});
+	},
+);
 
-describe('Idempotency Claim under each On Error setting, with a table name it refuses', () => {
-	const answers: Record<OnErrorSetting, (answer: Delivery) => void> = {
-		stopWorkflow: (answer) => expect(answer).toEqual(errorInWorkflow),
-		// Duplicate, unclaimed: the template's in-progress answer, so Stripe retries.
-		continueRegularOutput: (answer) =>
-			expect(answer).toMatchObject({ status: 409, body: { status: 'in_progress', key: null } }),
-		// The error output, a configuration error: the template's retryable 503.
-		continueErrorOutput: (answer) => {
-			expect(answer).toMatchObject({ status: 503, body: { status: 'unavailable' } });
-			expect(String(answer.body.message)).toContain('bad-name!');
-		},
-	};
-
-	describe.each(brokenClaimCases)('$onError', ({ onError, workflow }) => {
-		step(
-			'a genuine delivery runs no business step, claims nothing and is answered so Stripe retries; the retry to the working template is processed',
-			async () => {
-				const since = await executions.lastId();
-				const id = victimId();
-				const body = invoice(id);
-				answers[onError](await deliver(stripeUrl(workflow), body, stripeSigned(body)));
-				expect(await runsThrough(workflow, since, 1, BUSINESS_STEP)).toBe(0);
-				expect(await businessRowsPerKey(pool, [`evt:${id}`])).toEqual({});
-				await victimStillProcessed(id);
+describeOnN8n2(
+	'Idempotency Claim under each On Error setting, with a table name it refuses',
+	() => {
+		const answers: Record<OnErrorSetting, (answer: Delivery) => void> = {
+			stopWorkflow: (answer) => expect(answer).toEqual(errorInWorkflow),
+			// Duplicate, unclaimed: the template's in-progress answer, so Stripe retries.
+			continueRegularOutput: (answer) =>
+				expect(answer).toMatchObject({ status: 409, body: { status: 'in_progress', key: null } }),
+			// The error output, a configuration error: the template's retryable 503.
+			continueErrorOutput: (answer) => {
+				expect(answer).toMatchObject({ status: 503, body: { status: 'unavailable' } });
+				expect(String(answer.body.message)).toContain('bad-name!');
 			},
-		);
-	});
-});
+		};
+
+		describe.each(brokenClaimCases)('$onError', ({ onError, workflow }) => {
+			step(
+				'a genuine delivery runs no business step, claims nothing and is answered so Stripe retries; the retry to the working template is processed',
+				async () => {
+					const since = await executions.lastId();
+					const id = victimId();
+					const body = invoice(id);
+					answers[onError](await deliver(stripeUrl(workflow), body, stripeSigned(body)));
+					expect(await runsThrough(workflow, since, 1, BUSINESS_STEP)).toBe(0);
+					expect(await businessRowsPerKey(pool, [`evt:${id}`])).toEqual({});
+					await victimStillProcessed(id);
+				},
+			);
+		});
+	},
+);
 
 describe('Stripe and GitHub templates: deliveries they can never process, and a database that is down', () => {
 	step(
@@ -649,31 +666,33 @@ describe('Stripe and GitHub templates: deliveries they can never process, and a 
 	);
 });
 
-step(
-	'a Respond node that no item reaches: n8n answers 200 with an empty body, which a provider takes as delivered',
-	async () => {
-		const response = await fetch(n8n!.webhookUrl(webhookPathOf(noRespondReached)), {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: '{"id":"evt_unanswered"}',
-		});
-		expect({ status: response.status, body: await response.text() }).toEqual({
-			status: 200,
-			body: '',
-		});
-	},
-);
+describeOnN8n2('what n8n itself answers and records', () => {
+	step(
+		'a Respond node that no item reaches: n8n answers 200 with an empty body, which a provider takes as delivered',
+		async () => {
+			const response = await fetch(n8n!.webhookUrl(webhookPathOf(noRespondReached)), {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: '{"id":"evt_unanswered"}',
+			});
+			expect({ status: response.status, body: await response.text() }).toEqual({
+				status: 200,
+				body: '',
+			});
+		},
+	);
 
-step("no signing secret is written into n8n's execution records", async () => {
-	const { rows } = await pool.query(
-		`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data WHERE data LIKE $1 OR data LIKE $2`,
-		[`%${STRIPE_SECRET}%`, `%${GITHUB_SECRET}%`],
-	);
-	const { rows: all } = await pool.query(
-		`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data`,
-	);
-	expect(all[0].n).toBeGreaterThan(10);
-	expect(rows[0].n).toBe(0);
+	step("no signing secret is written into n8n's execution records", async () => {
+		const { rows } = await pool.query(
+			`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data WHERE data LIKE $1 OR data LIKE $2`,
+			[`%${STRIPE_SECRET}%`, `%${GITHUB_SECRET}%`],
+		);
+		const { rows: all } = await pool.query(
+			`SELECT count(*)::int AS n FROM ${N8N_SCHEMA}.execution_data`,
+		);
+		expect(all[0].n).toBeGreaterThan(10);
+		expect(rows[0].n).toBe(0);
+	});
 });
 
 /** A test whose failure message ends with n8n's log tail. */

@@ -17,7 +17,6 @@ import {
 import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
 import type { N8nExecutions } from '../support/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
-import { runtimePaths } from '../support/n8n/runtime';
 import {
 	businessRowsPerKey,
 	claimRows,
@@ -192,11 +191,7 @@ describe('payload fingerprint in real n8n', () => {
 	);
 });
 
-// The claim node's error output ("Continue (using error output)") is proven on n8n 2.x only: in the one
-// run on n8n 1.123, a refused delivery was answered with an empty body. README says so.
-const describeOnErrorOutput = runtimePaths().major >= 2 ? describe : describe.skip;
-
-describeOnErrorOutput('the node template and deliveries it can never process', () => {
+describe('the node template and deliveries it can never process', () => {
 	step(
 		'an empty body is answered 400 with a true message (no retry can succeed), a forged one 401',
 		async () => {
@@ -214,7 +209,7 @@ describeOnErrorOutput('the node template and deliveries it can never process', (
 	);
 });
 
-describeOnErrorOutput('a key header sent twice, over real HTTP', () => {
+describe('a key header sent twice, over real HTTP', () => {
 	step(
 		'n8n hands the node the joined value, which it refuses (400 through the error output), claiming nothing',
 		async () => {

@@ -140,11 +140,11 @@ describe('Idempotency Claim node', () => {
 		const errors = created.filter((item) => item.json.error);
 		expect(errors).toEqual([
 			{
-				// n8n moves an item whose json holds only error, message and details to the error output;
-				// any other key would leave it on New, where the business step runs.
+				// n8n 1.x moves an item to the error output only when its json is exactly {error, message}
+				// (or {error}); any other key would leave it on New, where the business step runs.
 				json: {
-					error: 'Item 1: body.id is an object; an id must be a string or a number',
-					details: { errorKind: 'bad_delivery' },
+					error: 'bad_delivery',
+					message: 'Item 1: body.id is an object; an id must be a string or a number',
 				},
 				pairedItem: { item: 1 },
 			},
@@ -288,8 +288,8 @@ describe('Idempotency Claim node', () => {
 		const unclaimed = (item: INodeExecutionData, error: RegExp, errorKind: string) => ({
 			json: {
 				...item.json,
-				error: expect.stringMatching(error),
-				details: { errorKind },
+				error: errorKind,
+				message: expect.stringMatching(error),
 				idempotency: {
 					key: null,
 					isNew: false,
@@ -336,8 +336,8 @@ describe('Idempotency Claim node', () => {
 		expect(outputs).toEqual([
 			[0, 1].map((index) => ({
 				json: {
-					error: expect.stringMatching(/^Lease \(Seconds\) must be/),
-					details: { errorKind: 'configuration' },
+					error: 'configuration',
+					message: expect.stringMatching(/^Lease \(Seconds\) must be/),
 				},
 				pairedItem: { item: index },
 			})),

@@ -167,8 +167,8 @@ describe('Idempotency Key node', () => {
 				expect(await keyNodeWith(onError)).toEqual([
 					[0, 1].map((index) => ({
 						json: {
-							error: expect.stringMatching(/bad-name!/),
-							details: { errorKind: 'configuration' },
+							error: 'configuration',
+							message: expect.stringMatching(/bad-name!/),
 						},
 						pairedItem: { item: index },
 					})),

@@ -212,17 +212,17 @@ describe('Value Is Higher than Any Previous Value', () => {
 		expect(duplicate).toEqual([]);
 		expect(errors.map((item) => item.json)).toEqual([
 			{
-				error:
+				error: 'bad_delivery',
+				message:
 					'Item 0: not compared, because item 1 could not be (Value to Dedupe On is missing or empty); the watermark did not move, so the next poll brings this item again',
-				details: { errorKind: 'bad_delivery' },
 			},
 			{
-				error: 'Item 1: Value to Dedupe On is missing or empty',
-				details: { errorKind: 'bad_delivery' },
+				error: 'bad_delivery',
+				message: 'Item 1: Value to Dedupe On is missing or empty',
 			},
 			{
-				error: expect.stringMatching(/^Item 2: not compared/),
-				details: { errorKind: 'bad_delivery' },
+				error: 'bad_delivery',
+				message: expect.stringMatching(/^Item 2: not compared/),
 			},
 		]);
 		expect(await markOf(table)).toMatchObject({ mark: '10' });

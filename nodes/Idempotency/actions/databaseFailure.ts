@@ -26,17 +26,18 @@ export function databaseFailure(
 }
 
 /**
- * An item that failed. n8n moves an item to the error output when its json holds only `error`,
- * `message` and `details` (an item carrying an `error` object would have its json cut down to the
- * message), so the kind goes in `details`: a workflow can answer a delivery that can never be keyed
- * with a 4xx, and a database failure or a node setting that cannot work (`configuration`) with a retryable 5xx.
+ * An item that failed: `error` is its kind, `message` says what happened. A workflow can answer a delivery
+ * that can never be keyed (`bad_delivery`) with a 4xx, and a database failure or a node setting that cannot
+ * work (`configuration`) with a retryable 5xx. The shape is what n8n moves to the error output: n8n 1.x only
+ * an item whose json is exactly `{error}` or `{error, message}` (2.x also allows `details`), and an item
+ * carrying an `error` object has its json cut down to the message, which would lose the kind.
  */
 export function failedItem(
 	message: string,
 	errorKind: 'bad_delivery' | 'database' | 'configuration',
 	index: number,
 ): INodeExecutionData {
-	return { json: { error: message, details: { errorKind } }, pairedItem: { item: index } };
+	return { json: { error: errorKind, message }, pairedItem: { item: index } };
 }
 
 /**
