@@ -88,6 +88,54 @@ describe('Idempotency Key node', () => {
 		expect(await statusRows(table)).toEqual([{ status: 'processing' }]);
 	});
 
+	it("each output says what the claim's row is now, in place of the claim's processing", async () => {
+		const table = uniqueTableName('key');
+		const statusAfter = async (
+			operation: 'complete' | 'release',
+			items: INodeExecutionData[],
+			claimId?: string,
+		) => (await settle(operation, items, table, claimId))[0].map((item) => item.json.idempotency);
+		const [created] = await claim(
+			[
+				webhookItem('{"id":"evt_done"}'),
+				webhookItem('{"id":"evt_fail"}'),
+				webhookItem('{"id":"evt_held"}'),
+			],
+			table,
+		);
+		const [done, failed, held] = created.map((item) => [item]);
+		expect(created.map((item) => (item.json.idempotency as { status: string }).status)).toEqual([
+			'processing',
+			'processing',
+			'processing',
+		]);
+		expect(await statusAfter('complete', done)).toEqual([
+			expect.objectContaining({ completed: true, status: 'completed' }),
+		]);
+		expect(await statusAfter('release', failed)).toEqual([
+			expect.objectContaining({ released: true, status: 'released' }),
+		]);
+		// Released again: the row is gone, nothing was released this time.
+		expect(await statusAfter('release', failed)).toEqual([
+			expect.objectContaining({ released: false, status: 'not_found' }),
+		]);
+		// A stale claim ID leaves the row to whoever holds it.
+		expect(await statusAfter('release', held, 'stale-claim-id')).toEqual([
+			expect.objectContaining({ released: false, status: 'processing' }),
+		]);
+		expect(await statusAfter('complete', held, 'stale-claim-id')).toEqual([
+			expect.objectContaining({ completed: false, status: 'processing' }),
+		]);
+		// A completed claim is never released.
+		expect(await statusAfter('release', done)).toEqual([
+			expect.objectContaining({ released: false, status: 'completed' }),
+		]);
+		expect((await statusRows(table)).map((row) => row.status).sort()).toEqual([
+			'completed',
+			'processing',
+		]);
+	});
+
 	it('an empty key fails naming the item', async () => {
 		const table = uniqueTableName('key');
 		const parameters = { operation: 'complete', key: '', claimId: '', options: { table } };

@@ -7,7 +7,12 @@ import {
 
 import { idValueToString } from '../key/deriveKey';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
-import { completeKeys, releaseKeys, type SettleRequest } from '../store/settleKeys';
+import {
+	completeClaims,
+	releaseClaims,
+	type SettledState,
+	type SettleRequest,
+} from '../store/settleKeys';
 import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './databaseFailure';
@@ -80,11 +85,11 @@ export async function executeSettle(
 		columns: checksClaimIds ? CLAIM_ID_COLUMNS : [],
 		privileges: operation === 'complete' ? ['SELECT', 'UPDATE'] : ['SELECT', 'DELETE'],
 	};
-	let settled: boolean[];
+	let states: SettledState[];
 	try {
 		const table = await openClaimTable(await poolFor(credentials), ref, needs);
-		const settle = operation === 'complete' ? completeKeys : releaseKeys;
-		settled = await withCurrentTable(table, needs, (current) => settle(current, requests));
+		const settle = operation === 'complete' ? completeClaims : releaseClaims;
+		states = await withCurrentTable(table, needs, (current) => settle(current, requests));
 	} catch (error) {
 		return [
 			[
@@ -108,7 +113,11 @@ export async function executeSettle(
 					key: request.key,
 					operation,
 					// False when the key was not found, is held by another claim, or (Release) was already completed.
-					[operation === 'complete' ? 'completed' : 'released']: settled[position],
+					[operation === 'complete' ? 'completed' : 'released']:
+						states[position] === (operation === 'complete' ? 'completed' : 'released'),
+					// What the row is now, in place of the claim's `processing`: completed, released (the row is
+					// gone), processing (held by another claim, untouched) or not_found.
+					status: states[position],
 				},
 			},
 			pairedItem: { item: request.index },
