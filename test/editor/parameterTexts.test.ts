@@ -3,12 +3,18 @@
  * prefixes and field names as the result carries them, and a hint under each field where a wrong value
  * loses events or runs a business step twice.
  */
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import {
+	NodeHelpers,
+	type INodeParameters,
+	type INodeProperties,
+	type INodePropertyOptions,
+} from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 
-const claimProperties = new IdempotencyClaim().description.properties;
+const claimDescription = new IdempotencyClaim().description;
+const claimProperties = claimDescription.properties;
 const keyProperties = new IdempotencyKey().description.properties;
 
 function property(properties: INodeProperties[], name: string): INodeProperties {
@@ -30,8 +36,32 @@ describe('Key Source', () => {
 		expect(auto.description).not.toMatch(/Evt:|body\.ID|sha256-JSON/);
 	});
 
-	it("hints that the body hash needs the Webhook node's Raw Body option", () => {
-		expect(keySource.hint).toMatch(/Raw Body option is on/);
+	/** The notices the editor shows under Key Source for these values (n8n-workflow's own rule). */
+	const noticesShown = (values: INodeParameters) =>
+		claimProperties
+			.filter((p) => p.type === 'notice')
+			.filter((p) =>
+				NodeHelpers.displayParameter(values, p, { typeVersion: 1 }, claimDescription, values),
+			)
+			.map((p) => p.displayName);
+
+	it('says under each source what only that source needs, and nothing under another', () => {
+		expect(keySource.hint).toBeUndefined();
+		expect(noticesShown({ keySource: 'auto' })).toEqual([
+			expect.stringMatching(
+				/exact request bytes only when the Webhook node's Raw Body option is on/,
+			),
+		]);
+		expect(noticesShown({ keySource: 'preset', keyPreset: 'stripe' })).toEqual([
+			expect.stringMatching(
+				/^A delivery without the provider's event ID is not claimed.*bad_delivery/,
+			),
+		]);
+		expect(noticesShown({ keySource: 'header' })).toEqual([
+			expect.stringMatching(/^A header sent more than once is refused/),
+		]);
+		for (const source of ['field', 'expression', 'polled'])
+			expect(noticesShown({ keySource: source })).toEqual([]);
 	});
 });
 
@@ -70,7 +100,6 @@ it('puts hints only where they prevent a mistake, so the panels stay quiet', () 
 		'dedupeValue',
 		'dedupeValue',
 		'keepItemsWhere',
-		'keySource',
 		'leaseSeconds',
 		'olderThanDays',
 		'scope',

@@ -42,7 +42,8 @@ function optionsOffered(values: INodeParameters): Record<string, unknown> {
 }
 
 it("a webhook user's first screen is unchanged: Key Source, Claim Mode, Options", () => {
-	expect(Object.keys(shown({}))).toEqual(['keySource', 'claimMode', 'options']);
+	// Besides the fields, the Raw Body notice under Key Source (it was the field's hint before).
+	expect(Object.keys(shown({}))).toEqual(['keySource', 'eventIdKeyNotice', 'claimMode', 'options']);
 	expect(optionsOffered({})).toEqual({
 		binaryPropertyName: 'data',
 		countRepeats: true,

@@ -43,7 +43,32 @@ export const claimProperties: INodeProperties[] = [
 			},
 		],
 		default: 'auto',
-		hint: "Event ID, Else Body Hash: an event without an ID is keyed by its exact request bytes only when the Webhook node's Raw Body option is on (otherwise by its canonical JSON)",
+	},
+	// A field's hint is one text whatever option is selected, so each key source that needs a word of
+	// warning gets a notice of its own, shown only while that source is selected.
+	{
+		displayName:
+			"An event without an ID is keyed by its exact request bytes only when the Webhook node's Raw Body option is on (otherwise by its canonical JSON)",
+		name: 'eventIdKeyNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { keySource: ['auto'] } },
+	},
+	{
+		displayName:
+			"A delivery without the provider's event ID is not claimed: it fails naming the item, and on the error output carries error: bad_delivery (answer 400)",
+		name: 'presetKeyNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { keySource: ['preset'] } },
+	},
+	{
+		displayName:
+			'A header sent more than once is refused (n8n joins the repeats with ", "), never claimed under the joined value',
+		name: 'headerKeyNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { keySource: ['header'] } },
 	},
 	...polledItemProperties,
 	{
