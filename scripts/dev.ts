@@ -47,6 +47,9 @@ const log = (message: string) => process.stderr.write(`[dev] ${message}\n`);
 const cleanups: Array<() => Promise<void>> = [];
 let stopping = false;
 
+/** A refusal with a message that says it all (no stack trace printed). */
+class DevRefusal extends Error {}
+
 interface DevOptions {
 	fresh: boolean;
 	build: boolean;
@@ -58,7 +61,7 @@ function readOptions(argv: string[]): DevOptions {
 	const portArg = argv.indexOf('--port');
 	const port = Number(portArg >= 0 ? argv[portArg + 1] : process.env.DEV_PORT || DEFAULT_PORT);
 	if (!Number.isInteger(port) || port < 1 || port > 65535)
-		throw new Error(
+		throw new DevRefusal(
 			`--port / DEV_PORT must be a port number, got "${argv[portArg + 1] ?? process.env.DEV_PORT}"`,
 		);
 	const runtime = runtimePaths();
@@ -74,7 +77,7 @@ async function main(): Promise<void> {
 	const options = readOptions(process.argv.slice(2));
 	const started = Date.now();
 	if (!(await portIsFree(options.port)))
-		throw new Error(
+		throw new DevRefusal(
 			`port ${options.port} is taken on 127.0.0.1 (another n8n?): stop it, or choose another port ` +
 				'with `npm run dev -- --port 5679` (or DEV_PORT=5679)',
 		);
@@ -222,6 +225,6 @@ async function shutdown(code: number): Promise<void> {
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 main().catch((error: Error) => {
-	log(error?.stack ?? String(error));
+	log(error instanceof DevRefusal ? error.message : (error?.stack ?? String(error)));
 	void shutdown(1);
 });
