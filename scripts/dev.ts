@@ -1,65 +1,123 @@
 // `npm run dev`: build the package, start Postgres, start a real n8n with the package installed as a
-// community package, its credentials created and the templates imported (the Idempotency Claim template
-// published), then print the URLs and a curl line to try it. Ctrl-C stops everything this started.
+// community package, its credentials created and the shipped workflows imported (the Idempotency Claim
+// template published), then print the URLs and a curl line to try it. Ctrl-C stops everything this started.
 //
-// Postgres: DATABASE_URL (or PGHOST/PGDATABASE/…) when set, else a throwaway embedded server.
-// n8n keeps its own state in schema n8n_idempotency_dev of that database (fresh each run, dropped on exit),
-// and the rest in a temp user folder, deleted on exit. With its database in Postgres, n8n needs no sqlite3,
-// whose compile from C took about 6 minutes of a first run on a busy 2-core machine.
+// State is kept between runs in one folder (default <n8n cache>/dev-n8n<major>, or DEV_STATE_DIR): n8n's
+// user folder and the embedded Postgres data folder, so workflows, credentials, executions and the claim
+// table survive a restart, on the same port (5678, or --port / DEV_PORT) and with the same workflow ids.
+// `--fresh` (or DEV_FRESH=1) deletes that state first. Workflows are imported only when their id is
+// missing, so a restart adds no copies.
+//
+// Postgres: DATABASE_URL (or PGHOST/PGDATABASE/…) when set, else the embedded server. n8n keeps its own
+// tables in schema n8n_idempotency_dev of that database (dropped by --fresh). With its database in
+// Postgres, n8n needs no sqlite3, whose compile from C took about 6 minutes of a first run.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 import { redact, withClient } from '../test/support/database';
 import { templateSignature } from '../test/support/deliver';
+import { freePort } from '../test/support/freePort';
 import { templateCredentials } from '../test/support/n8n/credentials';
 import { N8nInstance } from '../test/support/n8n/instance';
 import { OWNER, ownerEnv } from '../test/support/n8n/owner';
-import { ensureRuntime } from '../test/support/n8n/runtime';
-import { startPostgres } from '../test/support/postgres';
+import { ensureRuntime, runtimePaths } from '../test/support/n8n/runtime';
+import { startEmbeddedPostgres, startPostgres, type TestPostgres } from '../test/support/postgres';
 import {
 	REPO_ROOT,
 	loadShippedWorkflow,
 	tablesSql,
 	webhookPathOf,
+	type WorkflowJson,
 } from '../test/support/workflows';
 
 const N8N_SCHEMA = 'n8n_idempotency_dev';
+const DEFAULT_PORT = 5678;
+/** Imported on the first start; the first one is published. */
+const SHIPPED_WORKFLOWS = [
+	'idempotency-claim-template.json',
+	'builtin-nodes-template.json',
+	'cleanup-processed-events.json',
+	'stuck-claims-report.json',
+];
 
 const log = (message: string) => process.stderr.write(`[dev] ${message}\n`);
 const cleanups: Array<() => Promise<void>> = [];
 let stopping = false;
 
+/** A refusal with a message that says it all (no stack trace printed). */
+class DevRefusal extends Error {}
+
+interface DevOptions {
+	fresh: boolean;
+	build: boolean;
+	port: number;
+	stateDir: string;
+}
+
+function readOptions(argv: string[]): DevOptions {
+	const portArg = argv.indexOf('--port');
+	const port = Number(portArg >= 0 ? argv[portArg + 1] : process.env.DEV_PORT || DEFAULT_PORT);
+	if (!Number.isInteger(port) || port < 1 || port > 65535)
+		throw new DevRefusal(
+			`--port / DEV_PORT must be a port number, got "${argv[portArg + 1] ?? process.env.DEV_PORT}"`,
+		);
+	const runtime = runtimePaths();
+	return {
+		fresh: argv.includes('--fresh') || process.env.DEV_FRESH === '1',
+		build: !argv.includes('--no-build'),
+		port,
+		stateDir: process.env.DEV_STATE_DIR || join(runtime.root, `dev-n8n${runtime.major}`),
+	};
+}
+
 async function main(): Promise<void> {
-	log('building the package…');
-	const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: 'inherit' });
-	if (build.status !== 0) throw new Error('npm run build failed');
+	const options = readOptions(process.argv.slice(2));
+	const started = Date.now();
+	if (!(await portIsFree(options.port)))
+		throw new DevRefusal(
+			`port ${options.port} is taken on 127.0.0.1 (another n8n?): stop it, or choose another port ` +
+				'with `npm run dev -- --port 5679` (or DEV_PORT=5679)',
+		);
+	const givenUrl = urlFromEnvironment();
+	if (options.fresh) {
+		log(`--fresh: deleting the dev state in ${options.stateDir}`);
+		rmSync(options.stateDir, { recursive: true, force: true });
+	}
+	mkdirSync(options.stateDir, { recursive: true });
+
+	if (options.build) {
+		log('building the package…');
+		const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: 'inherit' });
+		if (build.status !== 0) throw new Error('npm run build failed');
+	}
 
 	const runtime = await ensureRuntime({ log });
 
 	log('starting Postgres…');
-	const postgres = await startPostgres(urlFromEnvironment());
+	const postgres = givenUrl
+		? await startPostgres(givenUrl)
+		: await startKeptPostgres(options.stateDir);
 	cleanups.push(() => postgres.stop());
 	log(`${postgres.embedded ? 'embedded Postgres at' : 'using'} ${redact(postgres.url)}`);
 	await withClient(postgres.url, async (client) => {
 		await client.query(tablesSql());
-		await client.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE; CREATE SCHEMA ${N8N_SCHEMA}`);
+		if (options.fresh) await client.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`);
+		await client.query(`CREATE SCHEMA IF NOT EXISTS ${N8N_SCHEMA}`);
 	});
-	if (!postgres.embedded)
-		cleanups.unshift(() =>
-			withClient(postgres.url, (client) =>
-				client.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`),
-			).then(() => undefined),
-		);
 
-	const template = loadShippedWorkflow('idempotency-claim-template.json');
+	const workflows = SHIPPED_WORKFLOWS.map(devWorkflow);
+	const missing = await missingWorkflows(postgres.url, workflows);
+	const template = workflows[0];
 	const n8n = await N8nInstance.create({
 		packageDir: REPO_ROOT,
+		userFolder: join(options.stateDir, 'n8n'),
+		port: options.port,
 		credentials: templateCredentials(postgres.url),
-		workflows: [
-			template,
-			loadShippedWorkflow('builtin-nodes-template.json'),
-			loadShippedWorkflow('cleanup-processed-events.json'),
-		],
-		publish: [template.id],
+		workflows: missing,
+		publish: missing.includes(template) ? [template.id] : [],
 		databaseUrl: postgres.url,
 		databaseSchema: N8N_SCHEMA,
 		env: ownerEnv(runtime),
@@ -71,13 +129,18 @@ async function main(): Promise<void> {
 
 	const url = n8n.webhookUrl(webhookPathOf(template));
 	const body = JSON.stringify({ id: 'evt_dev_1', type: 'invoice.paid' });
+	// The embedded server is local and throwaway-grade: its URL is printed whole, to paste into psql.
+	const databaseUrl = postgres.embedded ? postgres.url : redact(postgres.url);
 	process.stdout.write(
 		[
 			'',
 			`n8n editor:  ${n8n.editorUrl}   (login ${OWNER.email} / ${OWNER.password})`,
 			`webhook:     POST ${url}`,
-			`postgres:    ${redact(postgres.url)}`,
+			`postgres:    ${databaseUrl}`,
+			`             psql '${databaseUrl}' -c 'SELECT * FROM processed_events'`,
 			`n8n log:     ${n8n.logFile}`,
+			`state:       ${options.stateDir} (kept between runs; \`npm run dev -- --fresh\` starts empty)`,
+			`ready in:    ${Math.round((Date.now() - started) / 1000)} s`,
 			'',
 			'Send the same signed event twice; the first answer is "processed" (New), the second "duplicate":',
 			`  for i in 1 2; do curl -s -X POST '${url}' -H 'content-type: application/json' -H 'x-signature: ${templateSignature(body)['x-signature']}' -d '${body}'; echo; done`,
@@ -88,6 +151,50 @@ async function main(): Promise<void> {
 		].join('\n'),
 	);
 	await new Promise(() => {}); // until Ctrl-C
+}
+
+/** A shipped workflow with an id derived from its file name: the same id on every run and machine. */
+function devWorkflow(file: string): WorkflowJson {
+	const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+	const digest = createHash('sha256').update(`dev:${file}`).digest();
+	const id = Array.from(digest.subarray(0, 16), (byte) => alphabet[byte % alphabet.length]).join(
+		'',
+	);
+	return { ...loadShippedWorkflow(file), id };
+}
+
+/** The workflows whose id n8n's database does not have yet (all of them before n8n's first start). */
+async function missingWorkflows(url: string, workflows: WorkflowJson[]): Promise<WorkflowJson[]> {
+	const present = await withClient(url, async (client) => {
+		const { rows } = await client.query<{ exists: string | null }>(
+			'SELECT to_regclass($1) AS exists',
+			[`${N8N_SCHEMA}.workflow_entity`],
+		);
+		if (!rows[0].exists) return new Set<string>();
+		const { rows: found } = await client.query<{ id: string }>(
+			`SELECT id FROM ${N8N_SCHEMA}.workflow_entity WHERE id = ANY($1)`,
+			[workflows.map((workflow) => workflow.id)],
+		);
+		return new Set(found.map((row) => row.id));
+	});
+	return workflows.filter((workflow) => !present.has(workflow.id));
+}
+
+/** The embedded server with its data in the state folder, on the port it had last time when free. */
+async function startKeptPostgres(stateDir: string): Promise<TestPostgres> {
+	const portFile = join(stateDir, 'postgres.port');
+	const lastPort = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0;
+	const port = lastPort && (await portIsFree(lastPort)) ? lastPort : await freePort();
+	writeFileSync(portFile, String(port));
+	return startEmbeddedPostgres({ dataDir: join(stateDir, 'postgres'), port });
+}
+
+function portIsFree(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const server = createServer();
+		server.once('error', () => resolve(false));
+		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+	});
 }
 
 /** DATABASE_URL, or a URL made of the PG* variables libpq reads; null when neither is set. */
@@ -111,12 +218,13 @@ async function shutdown(code: number): Promise<void> {
 	for (const cleanup of cleanups) {
 		await cleanup().catch((error: Error) => log(`cleanup failed: ${error?.message ?? error}`));
 	}
+	log('stopped');
 	process.exit(code);
 }
 
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 main().catch((error: Error) => {
-	log(error?.stack ?? String(error));
+	log(error instanceof DevRefusal ? error.message : (error?.stack ?? String(error)));
 	void shutdown(1);
 });

@@ -2,8 +2,11 @@
  * The package in n8n's real editor, driven by headless Chromium (test/support/editor/; `npm run screens`
  * takes the README's pictures the same way): the Idempotency Claim template opens on the canvas, the claim
  * node's panel renders its parameters and hints, the credential's test passes from the UI, a repeated
- * delivery shows as an execution that went down Duplicate, and the browser console reports no errors.
+ * delivery shows as an execution that went down Duplicate, the template imports through the menu the README
+ * names, and the browser console reports no errors.
  */
+import { join } from 'node:path';
+
 import type { INodeProperties } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
@@ -13,6 +16,7 @@ import { N8nEditor } from '../support/editor/n8nEditor';
 import { explainedByN8nLog } from '../support/n8n/instance';
 import { OWNER } from '../support/n8n/owner';
 import { startTestPostgres, type TestPostgres } from '../support/postgres';
+import { REPO_ROOT } from '../support/workflows';
 
 const PACKAGE_NAME = 'n8n-nodes-idempotency';
 const CLAIM_NODE = 'Idempotency Claim';
@@ -111,6 +115,14 @@ step('a repeated delivery shows as an execution that went down Duplicate', async
 	await editor!.executedNode(RESPOND_DUPLICATE).waitFor();
 	expect(await editor!.executedNode(CLAIM_NODE).count()).toBe(1);
 	expect(await editor!.executedNode(BUSINESS_STEP).count()).toBe(0);
+});
+
+step("the README's import path: a new workflow's … menu → Import → From file", async () => {
+	await editor!.importFromFile(join(REPO_ROOT, 'workflows', 'idempotency-claim-template.json'));
+	const expected = n8n!.template.nodes.filter((node) => node.type !== STICKY_NOTE);
+	expect((await editor!.canvasNodeNames()).sort()).toEqual(
+		expected.map((node) => node.name).sort(),
+	);
 });
 
 step('the browser console reports no errors', async () => {

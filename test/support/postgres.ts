@@ -24,10 +24,22 @@ export async function startPostgres(givenUrl?: string | null): Promise<TestPostg
 	return startEmbeddedPostgres();
 }
 
-/** A throwaway server (embeddedPostgres.ts); it stops on `stop()` or when our end of its stdin closes. */
-export async function startEmbeddedPostgres(): Promise<TestPostgres> {
+/**
+ * An embedded server (embeddedPostgres.ts); it stops on `stop()` or when our end of its stdin closes.
+ * Throwaway, unless `kept` names a data folder and a port to keep it in (made on the first start).
+ */
+export async function startEmbeddedPostgres(kept?: {
+	dataDir: string;
+	port: number;
+}): Promise<TestPostgres> {
+	const env = kept
+		? { ...process.env, EMBEDDED_PG_DATA_DIR: kept.dataDir, EMBEDDED_PG_PORT: String(kept.port) }
+		: process.env;
 	const child = spawn(process.execPath, ['--import', 'tsx', SERVER_SCRIPT], {
 		cwd: REPO_ROOT,
+		env,
+		// A kept server is stopped by its caller, after n8n: a Ctrl-C meant for the caller must not reach it.
+		detached: Boolean(kept),
 		stdio: ['pipe', 'pipe', 'inherit'],
 	});
 	const url = await readUrl(child);

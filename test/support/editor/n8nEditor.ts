@@ -55,6 +55,22 @@ export class N8nEditor {
 		await this.settle();
 	}
 
+	/**
+	 * Imports a workflow file into a new workflow the way the README says: the workflow's "…" menu →
+	 * Import → From file, and the file chosen in the browser's file dialog.
+	 */
+	async importFromFile(file: string): Promise<void> {
+		await this.page.goto(`${this.baseUrl}/workflow/new`);
+		await this.dismissOverlays();
+		await this.page.locator(testId('workflow-menu')).click();
+		await this.page.getByText('Import', { exact: true }).hover();
+		const chooser = this.page.waitForEvent('filechooser');
+		await this.page.getByText('From file', { exact: true }).click();
+		await (await chooser).setFiles(file);
+		await this.page.locator(testId('canvas-node')).first().waitFor();
+		await this.settle();
+	}
+
 	canvasNode(name: string): Locator {
 		return this.page.locator(`${testId('canvas-node')}[data-node-name="${name}"]`);
 	}

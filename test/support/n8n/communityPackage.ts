@@ -4,7 +4,7 @@
 // tarball (not the working tree) catches a missing file in package.json "files" or a dependency declared
 // in the wrong section.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -49,6 +49,8 @@ export async function installCommunityPackage(
 	});
 	const { name, version } = JSON.parse(listing) as { name: string; version: string };
 	const packageDir = join(nodeModules, name);
+	// A kept user folder (`npm run dev`) has last run's copy: no file of it may outlive this build.
+	rmSync(packageDir, { recursive: true, force: true });
 	mkdirSync(packageDir, { recursive: true });
 	await run('tar', ['-xzf', tarball, '-C', packageDir, '--strip-components=1']);
 

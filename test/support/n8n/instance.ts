@@ -7,8 +7,8 @@
 //   await fetch(n8n.webhookUrl('idempotency-claim'), …);
 //   await n8n.stop();             // the server only (n8n execute needs it stopped)
 //   await n8n.execute(id);        // a Manual Trigger workflow through the CLI
-//   await n8n.close();            // stop and delete the user folder
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+//   await n8n.close();            // stop and delete the user folder (unless it was given: kept)
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,6 +35,10 @@ export interface N8nInstanceOptions {
 	/** n8n's own database in Postgres (default: SQLite in the user folder). */
 	databaseUrl?: string;
 	databaseSchema?: string;
+	/** A user folder to keep (made when missing, left in place by close()); default: a temp folder. */
+	userFolder?: string;
+	/** Editor, REST API and webhook port; default: a free one. */
+	port?: number;
 	/** Extra environment for every n8n process. */
 	env?: Record<string, string>;
 	log?: Log;
@@ -75,9 +79,10 @@ export class N8nInstance {
 	static async create(options: N8nInstanceOptions = {}): Promise<N8nInstance> {
 		const log = options.log ?? ((message: string) => process.stderr.write(`[n8n] ${message}\n`));
 		const runtime = await ensureRuntime({ log, sqlite: !options.databaseUrl });
-		const userFolder = mkdtempSync(join(tmpdir(), 'n8n-idempotency-'));
+		const userFolder = options.userFolder ?? mkdtempSync(join(tmpdir(), 'n8n-idempotency-'));
+		mkdirSync(userFolder, { recursive: true });
 		chmodSync(userFolder, 0o755);
-		const port = await freePort();
+		const port = options.port ?? (await freePort());
 		let brokerPort = await freePort();
 		while (brokerPort === port) brokerPort = await freePort();
 		const env = n8nEnv({
@@ -176,9 +181,12 @@ export class N8nInstance {
 		return logTailOf(this.logFile, lines);
 	}
 
-	/** Stops n8n and removes the user folder (kept when N8N_KEEP_USER_FOLDER=1, for debugging). */
+	/**
+	 * Stops n8n and removes the user folder, unless it was given or N8N_KEEP_USER_FOLDER=1 (debugging).
+	 */
 	async close(): Promise<void> {
 		await this.stop();
+		if (this.options.userFolder) return;
 		if (process.env.N8N_KEEP_USER_FOLDER === '1') this.log(`kept user folder ${this.userFolder}`);
 		else rmSync(this.userFolder, { recursive: true, force: true });
 	}

@@ -13,19 +13,7 @@ export class N8nManualRuns {
 
 	/** Signs in as the owner (n8n must run with ownerEnv()). */
 	static async signIn(baseUrl: string): Promise<N8nManualRuns> {
-		const response = await fetch(`${baseUrl}/rest/login`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ emailOrLdapLoginId: OWNER.email, password: OWNER.password }),
-		});
-		if (!response.ok)
-			throw new Error(`n8n sign-in failed: ${response.status} ${await response.text()}`);
-		const cookie = response.headers
-			.getSetCookie()
-			.map((line) => line.split(';')[0])
-			.find((pair) => pair.startsWith('n8n-auth='));
-		if (!cookie) throw new Error('n8n sign-in answered without an n8n-auth cookie');
-		return new N8nManualRuns(baseUrl, cookie);
+		return new N8nManualRuns(baseUrl, await ownerSessionCookie(baseUrl));
 	}
 
 	/** Starts one run of the workflow from `trigger`; resolves with its execution id once n8n has it. */
@@ -41,4 +29,21 @@ export class N8nManualRuns {
 		if (!data?.executionId) throw new Error(`manual run started no execution: ${text}`);
 		return data.executionId;
 	}
+}
+
+/** The owner's `n8n-auth` cookie, for REST calls as the editor makes them (n8n must run with ownerEnv()). */
+export async function ownerSessionCookie(baseUrl: string): Promise<string> {
+	const response = await fetch(`${baseUrl}/rest/login`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ emailOrLdapLoginId: OWNER.email, password: OWNER.password }),
+	});
+	if (!response.ok)
+		throw new Error(`n8n sign-in failed: ${response.status} ${await response.text()}`);
+	const cookie = response.headers
+		.getSetCookie()
+		.map((line) => line.split(';')[0])
+		.find((pair) => pair.startsWith('n8n-auth='));
+	if (!cookie) throw new Error('n8n sign-in answered without an n8n-auth cookie');
+	return cookie;
 }
