@@ -58,7 +58,8 @@ step(
 
 step('the claim node panel renders Key Source, Claim Mode and Lease with their hints', async () => {
 	const panel = await editor!.openNode(CLAIM_NODE);
-	// Each parameter with its name and hint, and the template's choice as the editor shows it.
+	// Each parameter with its name and the template's choice as the editor shows it; under Key Source the
+	// notice of the selected source, under the others their hint.
 	const shown = {
 		keySource: 'Event ID, Else Body Hash',
 		claimMode: 'Claim With Lease',
@@ -69,9 +70,11 @@ step('the claim node panel renders Key Source, Claim Mode and Lease with their h
 		const input = panel.locator(`[data-test-id="parameter-input-${name}"]`);
 		await input.waitFor();
 		await expectVisibleText(panel, property.displayName);
-		await expectVisibleText(panel, property.hint!);
 		expect(await input.locator('input').inputValue()).toBe(choice);
 	}
+	await expectVisibleText(panel, claimProperty('eventIdKeyNotice').displayName);
+	await expectVisibleText(panel, claimProperty('claimMode').hint!);
+	await expectVisibleText(panel, claimProperty('leaseSeconds').hint!);
 	await editor!.closeNode();
 });
 
