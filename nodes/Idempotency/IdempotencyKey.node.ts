@@ -6,12 +6,12 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { clearHistoryProperties } from './actions/clearHistory.operation';
-import { failedItem } from './actions/databaseFailure';
+import { failedItem } from './actions/failures/databaseFailure';
 import { routeKeyOperation } from './actions/keyRouter';
-import { purgeProperties } from './actions/purge.operation';
-import { settleProperties } from './actions/settle.operation';
-import { stuckClaimsProperties } from './actions/stuckClaims.operation';
+import { clearHistoryProperties } from './descriptions/clearHistoryProperties';
+import { purgeProperties } from './descriptions/purgeProperties';
+import { settleProperties } from './descriptions/settleProperties';
+import { stuckClaimsProperties } from './descriptions/stuckClaimsProperties';
 import { tableOptions } from './descriptions/tableOptions';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 import { continuingSafely } from '../shared/continuingSafely';

@@ -1,7 +1,10 @@
 /**
- * The errors this package raises itself. Callers tell them apart by class: a KeyError is one item's
- * fault (the other items can go on), a TableError is the table's or the role's (nothing can be claimed
- * until someone changes it), and a ClaimError says a claim could not be decided safely.
+ * The errors this package raises itself, one class per kind of fault so a message and a test can name it:
+ * a KeyError is one item's (no key can be made from it), a TableError the table's or the role's, a
+ * ClaimError says a claim could not be decided safely, a WatermarkError that a scope's mark holds the other
+ * kind of value. The nodes route by where a failure happens (deriving one item's key, or the database call
+ * for all), not by class: an item's key failure is `bad_delivery`, anything the database call raises fails
+ * every item of the execution.
  */
 export class IdempotencyError extends Error {
 	constructor(message: string, options?: { cause?: unknown }) {

@@ -8,7 +8,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 
-import { newClaimToken } from '../../nodes/Idempotency/actions/claimToken';
+import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
 import type { ClaimOptions } from '../../nodes/Idempotency/store/claimOutcome';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
-import { newClaimToken } from '../../nodes/Idempotency/actions/claimToken';
+import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
 import {
 	advanceWatermark,
 	advanceWatermarkSql,

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import { newClaimToken } from '../../nodes/Idempotency/actions/claimToken';
+import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
 import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
 import type {
 	ClaimOptions,

@@ -15,14 +15,14 @@ import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/clai
 import { LEASE_CLAIM_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { readRawBody } from '../../shared/rawBody';
-import { newClaimToken } from './claimToken';
-import { databaseFailure, failedItem } from './databaseFailure';
-import { readCredentials } from './readCredentials';
-import { readNumber } from './readNumber';
-import { readDedupeValue } from './readDedupeValue';
-import { isPolledItem, readScope } from './readScope';
-import { readTableRef } from './readTableRef';
-import { unclaimedItem, unclaimedRoute } from './unclaimedItems';
+import { newClaimToken } from '../store/claimToken';
+import { databaseFailure, failedItem } from './failures/databaseFailure';
+import { readCredentials } from './parameters/readCredentials';
+import { readNumber } from './parameters/readNumber';
+import { readDedupeValue } from './parameters/readDedupeValue';
+import { isPolledItem, readScope } from './parameters/readScope';
+import { readTableRef } from './parameters/readTableRef';
+import { unclaimedItem, unclaimedRoute } from './failures/unclaimedItems';
 
 /** Output indexes of the Idempotency Claim node. */
 export const NEW_OUTPUT = 0;

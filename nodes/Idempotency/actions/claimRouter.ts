@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { KeepItemsWhere } from '../descriptions/polledItemProperties';
 import { executeClaim } from './claim.operation';
-import { isPolledItem } from './readScope';
+import { isPolledItem } from './parameters/readScope';
 import { executeWatermark } from './watermark.operation';
 
 /** The claim node's two paths: a key per item (every key source), or a watermark per scope (polled items). */

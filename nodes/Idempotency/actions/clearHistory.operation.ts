@@ -1,38 +1,13 @@
-import {
-	NodeOperationError,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-	type INodeProperties,
-} from 'n8n-workflow';
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { checkScope, scopePrefix } from '../key/scope';
 import { clearScope } from '../store/clearScope';
 import { watermarkRef } from '../store/watermarkTable';
 import { poolFor } from '../transport/poolRegistry';
-import { databaseFailure } from './databaseFailure';
-import { readCredentials } from './readCredentials';
+import { databaseFailure } from './failures/databaseFailure';
+import { readCredentials } from './parameters/readCredentials';
 import { readBatchSize } from './purge.operation';
-import { readTableRef } from './readTableRef';
-
-const SHOW = { show: { operation: ['clearHistory'] } };
-
-/** Batch Size is Purge's own parameter, shown for both. */
-export const clearHistoryProperties: INodeProperties[] = [
-	{
-		displayName: 'Scope',
-		name: 'clearScope',
-		type: 'string',
-		default: '',
-		required: true,
-		// The expression as users type it: $workflow.id is n8n's name, not a word to capitalise.
-		// eslint-disable-next-line n8n-nodes-base/node-param-placeholder-miscased-id
-		placeholder: 'e.g. {{ $workflow.id }}',
-		description:
-			'The Scope of the claim node whose history to delete: every key that starts with it and a colon, and its watermark',
-		hint: "The part of the claim's keys before :evt:. A Polled Item without a Scope keeps its history under {{ $workflow.id }}/{{ $nodeId }} of the claim node. Never empty: Clear never empties a whole table.",
-		displayOptions: SHOW,
-	},
-];
+import { readTableRef } from './parameters/readTableRef';
 
 /**
  * The first part of every key made without a Scope: a scope named like one would also match keys that

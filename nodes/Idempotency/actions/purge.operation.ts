@@ -1,39 +1,12 @@
-import {
-	NodeOperationError,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-	type INodeProperties,
-} from 'n8n-workflow';
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { purgeKeys } from '../store/purgeKeys';
 import { poolFor } from '../transport/poolRegistry';
-import { databaseFailure } from './databaseFailure';
-import { readCredentials } from './readCredentials';
-import { readNumber } from './readNumber';
-import { readTableRef } from './readTableRef';
-
-export const purgeProperties: INodeProperties[] = [
-	{
-		displayName: 'Older Than (Days)',
-		name: 'olderThanDays',
-		type: 'number',
-		typeOptions: { minValue: 0 },
-		default: 30,
-		description: 'Delete keys first seen longer ago than this',
-		hint: 'Must outlast how long your providers resend: a resend after the purge is processed again. Stripe resends up to 30 days (CLI).',
-		displayOptions: { show: { operation: ['purge'] } },
-	},
-	{
-		displayName: 'Batch Size',
-		name: 'batchSize',
-		type: 'number',
-		typeOptions: { minValue: 1, maxValue: 100000 },
-		default: 10000,
-		description: 'Rows per DELETE statement; small batches keep each lock short on big tables',
-		displayOptions: { show: { operation: ['purge', 'clearHistory'] } },
-	},
-];
+import { databaseFailure } from './failures/databaseFailure';
+import { readCredentials } from './parameters/readCredentials';
+import { readNumber } from './parameters/readNumber';
+import { readTableRef } from './parameters/readTableRef';
 
 /** Rows per DELETE statement (Purge's parameter, which Clear Deduplication History shows too). */
 export function readBatchSize(context: IExecuteFunctions): number {

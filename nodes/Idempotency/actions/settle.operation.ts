@@ -1,9 +1,4 @@
-import {
-	NodeOperationError,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-	type INodeProperties,
-} from 'n8n-workflow';
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { idValueToString } from '../key/deriveKey';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
@@ -15,30 +10,9 @@ import {
 } from '../store/settleKeys';
 import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
-import { databaseFailure } from './databaseFailure';
-import { readCredentials } from './readCredentials';
-import { readTableRef } from './readTableRef';
-
-export const settleProperties: INodeProperties[] = [
-	{
-		displayName: 'Key',
-		name: 'key',
-		type: 'string',
-		default: '={{ $json.idempotency.key }}',
-		description:
-			'The claimed key. After a business step, map it from the Idempotency Claim node (paired item), as the bundled template does.',
-		displayOptions: { show: { operation: ['complete', 'release'] } },
-	},
-	{
-		displayName: 'Claim ID',
-		name: 'claimId',
-		type: 'string',
-		default: '={{ $json.idempotency.claimId }}',
-		description:
-			'The idempotency.claimId the claim node gave this execution. Release needs it: it deletes a claim only for its holder. Complete with it cannot complete a claim that was taken over.',
-		displayOptions: { show: { operation: ['complete', 'release'] } },
-	},
-];
+import { databaseFailure } from './failures/databaseFailure';
+import { readCredentials } from './parameters/readCredentials';
+import { readTableRef } from './parameters/readTableRef';
 
 export type SettleOperation = 'complete' | 'release';
 

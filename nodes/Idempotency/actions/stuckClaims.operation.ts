@@ -1,51 +1,13 @@
-import {
-	NodeOperationError,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-	type INodeProperties,
-} from 'n8n-workflow';
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { countStuckClaims, listStuckClaims } from '../store/stuckClaims';
 import { summarizeTable } from '../store/tableSummary';
 import { poolFor } from '../transport/poolRegistry';
-import { databaseFailure } from './databaseFailure';
-import { readCredentials } from './readCredentials';
-import { readNumber } from './readNumber';
-import { readTableRef } from './readTableRef';
-
-const SHOW = { show: { operation: ['listStuck'] } };
-
-export const stuckClaimsProperties: INodeProperties[] = [
-	{
-		displayName: 'First Seen More Than (Minutes) Ago',
-		name: 'stuckAfterMinutes',
-		type: 'number',
-		typeOptions: { minValue: 0 },
-		default: 60,
-		description:
-			'Report a claim left processing with an expired lease only once its key is this old, so a claim whose provider is still retrying it is not reported',
-		displayOptions: SHOW,
-	},
-	{
-		displayName: 'Max Keys',
-		name: 'maxKeys',
-		type: 'number',
-		typeOptions: { minValue: 1, maxValue: 100000 },
-		default: 1000,
-		description: 'Report at most this many stuck claims, oldest first',
-		displayOptions: SHOW,
-	},
-	{
-		displayName: 'Include Table Summary',
-		name: 'includeSummary',
-		type: 'boolean',
-		default: false,
-		description:
-			'Whether to output one more item first: keys by status, keys repeated in the last day, the oldest key. It reads the whole table.',
-		displayOptions: SHOW,
-	},
-];
+import { databaseFailure } from './failures/databaseFailure';
+import { readCredentials } from './parameters/readCredentials';
+import { readNumber } from './parameters/readNumber';
+import { readTableRef } from './parameters/readTableRef';
 
 /**
  * One item per stuck claim (processing, lease expired, first seen before the threshold), oldest first,

@@ -6,12 +6,12 @@ import { watermarkRef } from '../store/watermarkTable';
 import { poolFor } from '../transport/poolRegistry';
 import { markValue, type MarkKind } from '../watermark/markValue';
 import { DUPLICATE_OUTPUT, NEW_OUTPUT } from './claim.operation';
-import { newClaimToken } from './claimToken';
-import { continuesOnErrorOutput, databaseFailure, failedItem } from './databaseFailure';
-import { readCredentials } from './readCredentials';
-import { readDedupeValue } from './readDedupeValue';
-import { readScope } from './readScope';
-import { readTableRef } from './readTableRef';
+import { newClaimToken } from '../store/claimToken';
+import { continuesOnErrorOutput, databaseFailure, failedItem } from './failures/databaseFailure';
+import { readCredentials } from './parameters/readCredentials';
+import { readDedupeValue } from './parameters/readDedupeValue';
+import { readScope } from './parameters/readScope';
+import { readTableRef } from './parameters/readTableRef';
 
 const KINDS: Record<Exclude<KeepItemsWhere, 'new'>, MarkKind> = { higher: 'number', later: 'date' };
 

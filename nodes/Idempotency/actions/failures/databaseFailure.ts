@@ -1,7 +1,7 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
-import { describeConnectionError } from '../transport/describeConnectionError';
-import type { PostgresCredentials } from '../transport/postgresCredentials';
+import { describeConnectionError } from '../../transport/describeConnectionError';
+import type { PostgresCredentials } from '../../transport/postgresCredentials';
 
 /**
  * A database failure fails every item of the execution: nothing is routed onward, so the provider

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import type { PostgresCredentials } from '../transport/postgresCredentials';
+import type { PostgresCredentials } from '../../transport/postgresCredentials';
 
 export const CREDENTIAL_TYPE = 'idempotencyPostgresApi';
 

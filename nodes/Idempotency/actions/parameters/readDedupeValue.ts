@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { readFieldPath } from '../key/fieldPath';
+import { readFieldPath } from '../../key/fieldPath';
 
 /** `$json.a.b[0]`: a path into the item, nothing computed. */
 const FIELD_REFERENCE = /^\$json((?:\.[A-Za-z_$][\w$]*|\[\d+\])+)$/;

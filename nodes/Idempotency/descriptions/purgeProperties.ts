@@ -1,0 +1,23 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+export const purgeProperties: INodeProperties[] = [
+	{
+		displayName: 'Older Than (Days)',
+		name: 'olderThanDays',
+		type: 'number',
+		typeOptions: { minValue: 0 },
+		default: 30,
+		description: 'Delete keys first seen longer ago than this',
+		hint: 'Must outlast how long your providers resend: a resend after the purge is processed again. Stripe resends up to 30 days (CLI).',
+		displayOptions: { show: { operation: ['purge'] } },
+	},
+	{
+		displayName: 'Batch Size',
+		name: 'batchSize',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 100000 },
+		default: 10000,
+		description: 'Rows per DELETE statement; small batches keep each lock short on big tables',
+		displayOptions: { show: { operation: ['purge', 'clearHistory'] } },
+	},
+];
