@@ -5,26 +5,26 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { credentialsFromUrl, redact } from '../test/support/database';
-import { startPostgres } from '../test/support/postgres';
-import { benchBatch } from './batch';
-import { benchBytesPerKey } from './bytesPerKey';
-import type { BenchContext, BenchResult, Benchmark } from './benchmark';
-import { benchClaimCost } from './claimCost';
-import { benchClaimPath } from './claimPath';
-import { benchPooler } from './pooler';
-import { benchCleanup } from './cleanup';
-import { benchGrowth } from './growth';
-import { benchGrowthSettings } from './growthSettings';
-import { loadDist } from './dist';
-import { describeEnvironment } from './environment';
-import { benchMemory } from './memory';
-import { benchN8nMemory } from './n8nMemory';
-import { startN8nForBench, type BenchN8n } from './n8nInstance';
-import { benchN8nThroughput } from './n8nThroughput';
-import { benchPolledFeed } from './polledFeed';
-import { benchRemoveDuplicates } from './removeDuplicates';
-import { resultsMarkdown, summaryTable } from './report';
+import { credentialsFromUrl, redact } from '../harness/postgres/connections';
+import { startPostgres } from '../harness/postgres/server';
+import { benchBatch } from './suites/batch';
+import { benchBytesPerKey } from './suites/bytesPerKey';
+import type { BenchContext, BenchResult, Benchmark } from './lib/benchmark';
+import { benchClaimCost } from './suites/claimCost';
+import { benchClaimPath } from './suites/claimPath';
+import { benchPooler } from './suites/pooler';
+import { benchCleanup } from './suites/cleanup';
+import { benchGrowth } from './suites/growth';
+import { benchGrowthSettings } from './suites/growthSettings';
+import { loadDist } from './lib/dist';
+import { describeEnvironment } from './lib/environment';
+import { benchMemory } from './suites/memory';
+import { benchN8nMemory } from './suites/n8nMemory';
+import { startN8nForBench, type BenchN8n } from './lib/benchN8n';
+import { benchN8nThroughput } from './suites/n8nThroughput';
+import { benchPolledFeed } from './suites/polledFeed';
+import { benchRemoveDuplicates } from './suites/removeDuplicates';
+import { resultsMarkdown, summaryTable } from './lib/report';
 
 const BENCH_TABLES = [
 	'bench_claim_path',

@@ -17,21 +17,25 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
-import { redact, withClient } from '../test/support/database';
-import { templateSignature } from '../test/support/deliver';
-import { freePort } from '../test/support/freePort';
-import { templateCredentials } from '../test/support/n8n/credentials';
-import { N8nInstance } from '../test/support/n8n/instance';
-import { OWNER, ownerEnv } from '../test/support/n8n/owner';
-import { ensureRuntime, runtimePaths } from '../test/support/n8n/runtime';
-import { startEmbeddedPostgres, startPostgres, type TestPostgres } from '../test/support/postgres';
+import { redact, withClient } from '../harness/postgres/connections';
+import { templateSignature } from '../harness/webhooks/deliver';
+import { freePort } from '../harness/freePort';
+import { templateCredentials } from '../harness/n8n/credentials';
+import { N8nInstance } from '../harness/n8n/instance';
+import { OWNER, ownerEnv } from '../harness/n8n/owner';
+import { ensureRuntime, runtimePaths } from '../harness/n8n/runtime';
+import {
+	startEmbeddedPostgres,
+	startPostgres,
+	type TestPostgres,
+} from '../harness/postgres/server';
 import {
 	REPO_ROOT,
 	loadShippedWorkflow,
 	tablesSql,
 	webhookPathOf,
 	type WorkflowJson,
-} from '../test/support/workflows';
+} from '../harness/n8n/workflows';
 
 const N8N_SCHEMA = 'n8n_idempotency_dev';
 const DEFAULT_PORT = 5678;

@@ -8,10 +8,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { startEditorN8n, type EditorN8n } from '../test/support/editor/editorN8n';
-import { N8nEditor } from '../test/support/editor/n8nEditor';
-import { OWNER } from '../test/support/n8n/owner';
-import { startEmbeddedPostgres, type TestPostgres } from '../test/support/postgres';
+import { startEditorN8n, type EditorN8n } from '../harness/browser/editorN8n';
+import { N8nEditor } from '../harness/browser/n8nEditor';
+import { OWNER } from '../harness/n8n/owner';
+import { startEmbeddedPostgres, type TestPostgres } from '../harness/postgres/server';
 
 const SCREENS_DIR = join(__dirname, 'screens');
 const CLAIM_NODE = 'Idempotency Claim';

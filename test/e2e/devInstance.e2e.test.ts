@@ -9,10 +9,10 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { templateSignature } from '../support/deliver';
-import { freePort } from '../support/freePort';
-import { ownerSessionCookie } from '../support/n8n/manualRuns';
-import { REPO_ROOT } from '../support/workflows';
+import { templateSignature } from '../../harness/webhooks/deliver';
+import { freePort } from '../../harness/freePort';
+import { ownerSessionCookie } from '../../harness/n8n/manualRuns';
+import { REPO_ROOT } from '../../harness/n8n/workflows';
 
 const SHIPPED_NAMES_COUNT = 4; // scripts/dev.ts SHIPPED_WORKFLOWS
 const EVENT = JSON.stringify({ id: 'evt_dev_kept', type: 'invoice.paid' });

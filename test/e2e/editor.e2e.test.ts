@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import type { INodeProperties } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
-import { knownNoise } from '../support/editor/consoleProblems';
-import { startEditorN8n, type EditorN8n } from '../support/editor/editorN8n';
-import { N8nEditor } from '../support/editor/n8nEditor';
-import { explainedByN8nLog } from '../support/n8n/instance';
-import { OWNER } from '../support/n8n/owner';
-import { startTestPostgres, type TestPostgres } from '../support/postgres';
-import { REPO_ROOT } from '../support/workflows';
+import { knownNoise } from '../../harness/browser/consoleProblems';
+import { startEditorN8n, type EditorN8n } from '../../harness/browser/editorN8n';
+import { N8nEditor } from '../../harness/browser/n8nEditor';
+import { explainedByN8nLog } from '../../harness/n8n/instance';
+import { OWNER } from '../../harness/n8n/owner';
+import { startTestPostgres, type TestPostgres } from '../../harness/postgres/server';
+import { REPO_ROOT } from '../../harness/n8n/workflows';
 
 const PACKAGE_NAME = 'n8n-nodes-idempotency';
 const CLAIM_NODE = 'Idempotency Claim';

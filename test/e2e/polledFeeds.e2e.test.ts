@@ -11,19 +11,19 @@ import type { Pool } from 'pg';
 
 import { markValue } from '../../nodes/Idempotency/watermark/markValue';
 import { rowsOf } from '../support/claimTable';
-import { FeedServer, type FeedItem } from '../support/feedServer';
-import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
-import type { Execution, N8nExecutions } from '../support/n8n/executions';
-import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
-import { N8nManualRuns } from '../support/n8n/manualRuns';
-import { ownerEnv } from '../support/n8n/owner';
-import { ensureRuntime } from '../support/n8n/runtime';
+import { FeedServer, type FeedItem } from '../../harness/feeds/feedServer';
+import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import type { Execution, N8nExecutions } from '../../harness/n8n/executions';
+import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
+import { N8nManualRuns } from '../../harness/n8n/manualRuns';
+import { ownerEnv } from '../../harness/n8n/owner';
+import { ensureRuntime } from '../../harness/n8n/runtime';
 import {
 	loadFixtureWorkflow,
 	loadShippedWorkflow,
 	withNodeParameters,
 	type WorkflowJson,
-} from '../support/workflows';
+} from '../../harness/n8n/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const RUN_NOW = 'Run Now';

@@ -15,12 +15,12 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { rowsOf } from '../support/claimTable';
-import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
-import type { N8nExecutions } from '../support/n8n/executions';
-import { explainedByN8nLog } from '../support/n8n/instance';
-import { QueueModeCluster } from '../support/n8n/queueModeCluster';
-import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
-import { businessRowsPerKey, webhookPathOf } from '../support/workflows';
+import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import type { N8nExecutions } from '../../harness/n8n/executions';
+import { explainedByN8nLog } from '../../harness/n8n/instance';
+import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
+import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
+import { businessRowsPerKey, webhookPathOf } from '../../harness/n8n/workflows';
 import { QUEUE_MODE_LEASE_SECONDS, queueModeWorkflow } from './fixtures/queueModeWorkflow';
 
 const EVENTS = Number(process.env.E2E_QUEUE_EVENTS ?? 100);

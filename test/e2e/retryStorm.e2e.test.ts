@@ -14,24 +14,24 @@
  */
 import type { Pool } from 'pg';
 
-import type { AppDatabase } from '../support/appDatabase';
+import type { AppDatabase } from '../../harness/postgres/appDatabase';
 import { claimsByStatus, rowsOf } from '../support/claimTable';
-import { InjectedFailures } from '../support/injectedFailures';
-import { startAppWithN8n, type AppWithN8n } from '../support/n8n/appWithN8n';
-import type { N8nExecutions } from '../support/n8n/executions';
-import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
-import { RestartablePostgres } from '../support/restartablePostgres';
+import { InjectedFailures } from '../../harness/faults/injectedFailures';
+import { startAppWithN8n, type AppWithN8n } from '../../harness/stack';
+import type { N8nExecutions } from '../../harness/n8n/executions';
+import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
+import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
 import {
 	restartBeforeComplete,
 	type RestartBeforeComplete,
-} from '../support/restartBeforeComplete';
-import { runRetryingProvider, type ProviderAnswer } from '../support/retryingProvider';
-import { planStorm } from '../support/stormPlan';
+} from '../../harness/faults/restartBeforeComplete';
+import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
+import { planStorm } from '../../harness/webhooks/stormPlan';
 import {
 	terminateConnectionsOf,
 	type TerminatedConnections,
-} from '../support/terminateConnections';
-import { loadShippedWorkflow, webhookPathOf } from '../support/workflows';
+} from '../../harness/faults/terminateConnections';
+import { loadShippedWorkflow, webhookPathOf } from '../../harness/n8n/workflows';
 
 const EVENTS = Number(process.env.E2E_STORM_EVENTS ?? 200);
 const SEED = Number(process.env.E2E_STORM_SEED ?? 20261130);

@@ -14,7 +14,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { linkedTo, templateVariant, type NodeChange } from './fixtures/templateVariants';
-import { githubHeader, stripeHeader } from '../support/signers';
+import { githubHeader, stripeHeader } from '../../harness/webhooks/signers';
 import {
 	answered,
 	deliver,
@@ -23,23 +23,23 @@ import {
 	refusedSignature,
 	templateSignature,
 	type Delivery,
-} from '../support/deliver';
-import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
+} from '../../harness/webhooks/deliver';
+import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
 import {
 	IDEMPOTENCY_CREDENTIAL,
 	SIGNING_CREDENTIAL,
 	type CredentialEntry,
-} from '../support/n8n/credentials';
-import type { N8nExecutions } from '../support/n8n/executions';
-import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
-import { runtimePaths } from '../support/n8n/runtime';
+} from '../../harness/n8n/credentials';
+import type { N8nExecutions } from '../../harness/n8n/executions';
+import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
+import { runtimePaths } from '../../harness/n8n/runtime';
 import {
 	businessRowsPerKey,
 	claimRows,
 	loadFixtureWorkflow,
 	webhookPathOf,
 	type WorkflowJson,
-} from '../support/workflows';
+} from '../../harness/n8n/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';

@@ -8,15 +8,15 @@ import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
 import { rowsOf } from '../support/claimTable';
-import { deliver } from '../support/deliver';
-import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
-import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
+import { deliver } from '../../harness/webhooks/deliver';
+import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import {
 	loadFixtureWorkflow,
 	loadShippedWorkflow,
 	webhookPathOf,
 	withNodeParameters,
-} from '../support/workflows';
+} from '../../harness/n8n/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_LOCK = 7412201; // the lock the fixture's business step waits for (test/e2e/fixtures/stuck-claim.json)

@@ -13,10 +13,10 @@ import {
 	refusedSignature,
 	stripeSignature,
 	type Delivery,
-} from '../support/deliver';
-import { appWithN8nForSuite } from '../support/n8n/appWithN8nForSuite';
-import type { N8nExecutions } from '../support/n8n/executions';
-import { explainedByN8nLog, type N8nInstance } from '../support/n8n/instance';
+} from '../../harness/webhooks/deliver';
+import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import type { N8nExecutions } from '../../harness/n8n/executions';
+import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import {
 	businessRowsPerKey,
 	claimRows,
@@ -24,7 +24,7 @@ import {
 	loadShippedWorkflow,
 	webhookPathOf,
 	type WorkflowJson,
-} from '../support/workflows';
+} from '../../harness/n8n/workflows';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';

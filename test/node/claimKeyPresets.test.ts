@@ -4,8 +4,8 @@ import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node'
 import { claimProperties } from '../../nodes/Idempotency/descriptions/claimProperties';
 import { PROVIDER_KEY_PRESETS } from '../../nodes/Idempotency/key/providerPresets';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
-import { executeContext, webhookItem } from '../support/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { executeContext, webhookItem } from '../../harness/node/executeContext';
 
 afterAll(closeAllPools);
 

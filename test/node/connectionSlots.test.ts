@@ -2,9 +2,9 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { credentialsFromUrl, withClient } from '../support/database';
-import { executeContext, webhookItem } from '../support/executeContext';
-import { RestartablePostgres } from '../support/restartablePostgres';
+import { credentialsFromUrl, withClient } from '../../harness/postgres/connections';
+import { executeContext, webhookItem } from '../../harness/node/executeContext';
+import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
 
 /** A server with room for 8 connections, and three n8n processes that each keep a default pool of 10. */
 const MAX_CONNECTIONS = 8;

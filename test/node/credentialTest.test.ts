@@ -1,5 +1,10 @@
-import { testCredentials, testDatabaseUrl, uniqueTableName, withClient } from '../support/database';
-import { connectionTest } from '../support/executeContext';
+import {
+	testCredentials,
+	testDatabaseUrl,
+	uniqueTableName,
+	withClient,
+} from '../../harness/postgres/connections';
+import { connectionTest } from '../../harness/node/executeContext';
 
 describe('credential connection test', () => {
 	it('reports OK for a working server', async () => {

@@ -3,8 +3,12 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { executeContext, webhookItem, type ContextOptions } from '../support/executeContext';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import {
+	executeContext,
+	webhookItem,
+	type ContextOptions,
+} from '../../harness/node/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

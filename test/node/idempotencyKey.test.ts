@@ -4,8 +4,8 @@ import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node'
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { rowsOf } from '../support/claimTable';
-import { executeContext, webhookItem } from '../support/executeContext';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { executeContext, webhookItem } from '../../harness/node/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

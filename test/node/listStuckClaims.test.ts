@@ -2,9 +2,9 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { executeContext } from '../support/executeContext';
+import { executeContext } from '../../harness/node/executeContext';
 import { createKeyAndFirstSeenTable, freshClaimTable } from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

@@ -9,8 +9,8 @@ import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node'
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../support/claimTable';
-import { executeContext, webhookItem } from '../support/executeContext';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { executeContext, webhookItem } from '../../harness/node/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

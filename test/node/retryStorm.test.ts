@@ -4,10 +4,10 @@ import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node'
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { claimsByStatus } from '../support/claimTable';
-import { executeContext, webhookItem } from '../support/executeContext';
-import { seededRandom } from '../support/seededRandom';
-import { planStorm } from '../support/stormPlan';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { executeContext, webhookItem } from '../../harness/node/executeContext';
+import { seededRandom } from '../../harness/webhooks/seededRandom';
+import { planStorm } from '../../harness/webhooks/stormPlan';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

@@ -2,7 +2,7 @@ import type { IDataObject, INode, INodeExecutionData } from 'n8n-workflow';
 
 import { WebhookSignature } from '../../nodes/WebhookSignature/WebhookSignature.node';
 import { webhookSigningSecretTest } from '../../nodes/WebhookSignature/methods/credentialTest';
-import { executeContext, webhookItem } from '../support/executeContext';
+import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import {
 	genericHeader,
@@ -11,7 +11,7 @@ import {
 	standardWebhooksHeaders,
 	stripeHeader,
 	twilioJsonSignature,
-} from '../support/signers';
+} from '../../harness/webhooks/signers';
 
 const node = new WebhookSignature();
 const SECRET = 'whsec_node_current_0123456789';

@@ -22,7 +22,7 @@ import {
 	standardWebhooksHeaders,
 	stripeHeader,
 	twilioFormSignature,
-} from '../support/signers';
+} from '../../harness/webhooks/signers';
 
 const NOW = 1_760_000_000;
 const TOLERANCE = 300;

@@ -30,7 +30,7 @@ import {
 } from '../../nodes/WebhookSignature/signature/schemes';
 import { unusableSecret } from '../../nodes/WebhookSignature/signature/secrets';
 import type { SigningSecrets } from '../../nodes/WebhookSignature/signature/verdict';
-import { slackHeaders } from '../support/signers';
+import { slackHeaders } from '../../harness/webhooks/signers';
 
 const TOLERANCE = 300;
 const stripe = new Stripe('sk_test_interop_not_a_real_key');

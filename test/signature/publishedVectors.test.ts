@@ -12,7 +12,11 @@ import {
 	type SchemeSettings,
 } from '../../nodes/WebhookSignature/signature/schemes';
 import type { SignedRequest } from '../../nodes/WebhookSignature/signature/verdict';
-import { newEd25519Pair, standardWebhooksEd25519Headers, stripeHeader } from '../support/signers';
+import {
+	newEd25519Pair,
+	standardWebhooksEd25519Headers,
+	stripeHeader,
+} from '../../harness/webhooks/signers';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 const delivery = (

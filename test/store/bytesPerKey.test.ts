@@ -18,7 +18,7 @@ import {
 	tableDataBytes,
 	type TestClaimTable,
 } from '../support/claimTable';
-import { testPool, uniqueTableName } from '../support/database';
+import { testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

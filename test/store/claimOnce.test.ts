@@ -3,7 +3,7 @@ import { TableError } from '../../nodes/Idempotency/errors';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { createKeyAndFirstSeenTable, freshClaimTable, rowsOf } from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

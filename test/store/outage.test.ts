@@ -1,8 +1,8 @@
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { openTestClaimTable, rowsOf } from '../support/claimTable';
-import { credentialsFromUrl } from '../support/database';
-import { RestartablePostgres } from '../support/restartablePostgres';
+import { credentialsFromUrl } from '../../harness/postgres/connections';
+import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
 
 let server: RestartablePostgres;
 beforeAll(async () => {

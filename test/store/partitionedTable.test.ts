@@ -10,7 +10,7 @@ import {
 	LAYOUT_COLUMNS,
 	openTestClaimTable,
 } from '../support/claimTable';
-import { testPool, uniqueTableName } from '../support/database';
+import { testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

@@ -6,7 +6,7 @@ import {
 	originalLayoutClaimTable,
 	rowsOf,
 } from '../support/claimTable';
-import { testPool } from '../support/database';
+import { testPool } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

@@ -7,7 +7,7 @@ import {
 	createWatermarkTableSql,
 	watermarkRef,
 } from '../../nodes/Idempotency/store/watermarkTable';
-import { testDatabaseUrl, uniqueTableName, withClient } from '../support/database';
+import { testDatabaseUrl, uniqueTableName, withClient } from '../../harness/postgres/connections';
 
 const SHIPPED_SQL = readFileSync(
 	join(__dirname, '..', '..', 'workflows', 'processed_events.sql'),

@@ -6,7 +6,7 @@ import {
 	freshClaimTable,
 	originalLayoutClaimTable,
 } from '../support/claimTable';
-import { testCredentials, uniqueTableName } from '../support/database';
+import { testCredentials, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

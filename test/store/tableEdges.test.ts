@@ -14,7 +14,7 @@ import {
 	rowsOf,
 	withClaimHelper,
 } from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

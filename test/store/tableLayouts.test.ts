@@ -18,7 +18,7 @@ import {
 	rowsOf,
 	type TestClaimTable,
 } from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

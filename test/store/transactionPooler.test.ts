@@ -8,8 +8,13 @@ import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { openTestClaimTable, rowsOf, type TestClaimTable } from '../support/claimTable';
-import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
-import { TransactionPooler } from '../support/transactionPooler';
+import {
+	testCredentials,
+	testDatabaseUrl,
+	testPool,
+	uniqueTableName,
+} from '../../harness/postgres/connections';
+import { TransactionPooler } from '../../harness/postgres/transactionPooler';
 
 // PgBouncer is a system package (Debian `pgbouncer`, which .ci/run installs). Without it a developer's
 // `npm test` skips these tests and says so; in CI its absence fails the run.

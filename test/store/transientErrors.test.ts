@@ -2,14 +2,14 @@ import type { Pool } from 'pg';
 
 import { ClaimError } from '../../nodes/Idempotency/errors';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { AnswerDroppingProxy } from '../support/answerDroppingProxy';
+import { AnswerDroppingProxy } from '../../harness/faults/answerDroppingProxy';
 import {
 	createKeyAndFirstSeenTable,
 	freshClaimTable,
 	rowsOf,
 	withClaimHelper,
 } from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
 
 afterAll(closeAllPools);
 

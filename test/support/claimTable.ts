@@ -15,7 +15,7 @@ import {
 } from '../../nodes/Idempotency/store/claimTable';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { testCredentials, uniqueTableName } from './database';
+import { testCredentials, uniqueTableName } from '../../harness/postgres/connections';
 
 export type TestClaimTable = ClaimTable & {
 	claim(

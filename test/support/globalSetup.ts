@@ -1,4 +1,4 @@
-import { startTestPostgres } from './postgres';
+import { startTestPostgres } from '../../harness/postgres/server';
 
 /** One server for the whole run; workers inherit TEST_DATABASE_URL and each test uses its own tables. */
 export default async function globalSetup(): Promise<void> {

@@ -8,13 +8,13 @@ import {
 	poolFor,
 } from '../../nodes/Idempotency/transport/poolRegistry';
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import { uniqueTableName } from '../support/database';
-import { connectionTest, executeContext, webhookItem } from '../support/executeContext';
+import { uniqueTableName } from '../../harness/postgres/connections';
+import { connectionTest, executeContext, webhookItem } from '../../harness/node/executeContext';
 import {
 	startPostgresWithoutTls,
 	startTlsOnlyPostgres,
 	type TlsPostgres,
-} from '../support/tlsPostgres';
+} from '../../harness/postgres/tlsPostgres';
 
 let server: TlsPostgres;
 let plainServer: TlsPostgres;

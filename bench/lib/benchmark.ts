@@ -1,0 +1,43 @@
+// What every benchmark receives and returns (run.ts runs them in one process, side by side).
+import type { Pool } from 'pg';
+
+import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
+import type { Dist } from './dist';
+import type { BenchN8n } from './benchN8n';
+
+export interface BenchContext {
+	dist: Dist;
+	url: string;
+	credentials: PostgresCredentials;
+	pool: Pool;
+	quick: boolean;
+	log(message: string): void;
+	/** Records a violated correctness assertion (the run then exits non-zero); returns the condition. */
+	check(condition: boolean, message: string): boolean;
+	/** The shared n8n instance, for the benchmarks that run in n8n. */
+	n8n?: BenchN8n;
+}
+
+export interface BenchRow {
+	measure: string;
+	value: string;
+	target?: string;
+	met?: boolean;
+	ratio?: number;
+}
+
+export interface BenchResult {
+	title: string;
+	rows?: BenchRow[];
+	details?: string;
+	skipped?: string;
+	error?: Error;
+}
+
+export type Benchmark = (context: BenchContext) => Promise<Omit<BenchResult, 'title'>>;
+
+/** A benchmark that runs in the shared n8n (run.ts calls it only with `n8n` set). */
+export const inN8n =
+	(bench: (context: BenchContext & { n8n: BenchN8n }) => ReturnType<Benchmark>): Benchmark =>
+	(context) =>
+		bench({ ...context, n8n: context.n8n! });

@@ -1,0 +1,99 @@
+// Runs the built Idempotency Claim / Idempotency Key nodes the way n8n calls them: execute() with a context.
+import { randomUUID } from 'node:crypto';
+
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
+import { executeContext, webhookItem } from '../../harness/node/executeContext';
+import type { Dist } from './dist';
+
+/** Claim settings beyond Claim Once with its defaults: a mode, a lease, more options. */
+export interface ClaimSettings {
+	claimMode?: 'once' | 'lease';
+	leaseSeconds?: number;
+	options?: IDataObject;
+}
+
+/** A claim node bound to one table; items are built before timing starts (n8n's Webhook node builds them). */
+export function nodeClaimer(
+	dist: Dist,
+	credentials: PostgresCredentials,
+	table: string,
+	countRepeats = true,
+	settings: ClaimSettings = {},
+) {
+	const node = new dist.IdempotencyClaim();
+	const parameters = {
+		keySource: 'auto',
+		claimMode: settings.claimMode ?? 'once',
+		leaseSeconds: settings.leaseSeconds ?? 300,
+		options: { table, countRepeats, ...settings.options },
+	};
+	const contextOf = (items: INodeExecutionData[]) =>
+		executeContext(items, { parameters, credentials });
+	return {
+		/** Context for one execution over webhook items with these event ids (Raw Body on). */
+		prepare: (ids: string[]) => contextOf(ids.map((id) => webhookItem(eventBody(id)))),
+		/** The same, for json-only items (Raw Body off): to see what reading binary costs. */
+		prepareJsonOnly: (ids: string[]) =>
+			contextOf(
+				ids.map((id) => ({
+					json: { headers: {}, params: {}, query: {}, body: JSON.parse(eventBody(id)) },
+				})),
+			),
+		/** Runs a prepared execution; returns [newItems, duplicateItems]. */
+		run: (context: IExecuteFunctions): Promise<INodeExecutionData[][]> =>
+			node.execute.call(context) as Promise<INodeExecutionData[][]>,
+	};
+}
+
+/** Complete through the Idempotency Key node, key and claim ID mapped from the claim node's items. */
+export function completeRunner(dist: Dist, credentials: PostgresCredentials, table: string) {
+	const node = new dist.IdempotencyKey();
+	return (claimed: INodeExecutionData[]) =>
+		node.execute.call(
+			executeContext(claimed, {
+				parameters: { operation: 'complete', options: { table } },
+				perItem: (name, index) => {
+					const result = claimed[index].json.idempotency as IDataObject;
+					return name === 'key' ? result.key : name === 'claimId' ? result.claimId : undefined;
+				},
+				credentials,
+				nodeName: 'Idempotency Key',
+				nodeType: 'idempotencyKey',
+			}),
+		) as Promise<INodeExecutionData[][]>;
+}
+
+export function purgeRunner(dist: Dist, credentials: PostgresCredentials, table: string) {
+	const node = new dist.IdempotencyKey();
+	return (olderThanDays: number, batchSize: number) =>
+		node.execute.call(
+			executeContext([{ json: {} }], {
+				parameters: { operation: 'purge', olderThanDays, batchSize, options: { table } },
+				credentials,
+				nodeName: 'Idempotency Key',
+				nodeType: 'idempotencyKey',
+			}),
+		) as Promise<INodeExecutionData[][]>;
+}
+
+/** Stripe-like event ids, unique per run. */
+export function freshIds(count: number, prefix = 'evt_'): string[] {
+	return Array.from(
+		{ length: count },
+		() => `${prefix}${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+	);
+}
+
+export const keyOf = (id: string): string => `evt:${id}`;
+
+/** A Stripe-like event body with the given id. */
+export function eventBody(id: string): string {
+	return JSON.stringify({
+		id,
+		type: 'charge.succeeded',
+		created: 1767225600,
+		data: { object: { id: `ch_${id.slice(-12)}`, amount: 2000 } },
+	});
+}
