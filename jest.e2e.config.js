@@ -1,5 +1,5 @@
 /**
- * End-to-end tests: the packed package in a real n8n (see test/support/n8n/). Slow; run with
+ * End-to-end tests: the packed package in a real n8n (see harness/stack.ts). Slow; run with
  * `npm run test:e2e`.
  */
 module.exports = {

@@ -1,6 +1,7 @@
-// `npm run dev`: build the package, start Postgres, start a real n8n with the package installed as a
-// community package, its credentials created and the shipped workflows imported (the Idempotency Claim
-// template published), then print the URLs and a curl line to try it. Ctrl-C stops everything this started.
+// `npm run dev`: build the package, start Postgres, then the stack (harness/stack.ts: the tables, and a real
+// n8n with the package installed as a community package, its credentials created and the shipped workflows
+// imported, the Idempotency Claim template published), then print the URLs and a curl line to try it.
+// Ctrl-C stops everything this started.
 //
 // State is kept between runs in one folder (default <n8n cache>/dev-n8n<major>, or DEV_STATE_DIR): n8n's
 // user folder and the embedded Postgres data folder, so workflows, credentials, executions and the claim
@@ -20,22 +21,16 @@ import { join } from 'node:path';
 import { redact, withClient } from '../harness/postgres/connections';
 import { templateSignature } from '../harness/webhooks/deliver';
 import { freePort } from '../harness/freePort';
-import { templateCredentials } from '../harness/n8n/credentials';
-import { N8nInstance } from '../harness/n8n/instance';
 import { OWNER, ownerEnv } from '../harness/n8n/owner';
 import { ensureRuntime, runtimePaths } from '../harness/n8n/runtime';
 import {
 	startEmbeddedPostgres,
 	startPostgres,
-	type TestPostgres,
+	type PostgresServer,
 } from '../harness/postgres/server';
-import {
-	REPO_ROOT,
-	loadShippedWorkflow,
-	tablesSql,
-	webhookPathOf,
-	type WorkflowJson,
-} from '../harness/n8n/workflows';
+import { loadShippedWorkflow, webhookPathOf, type WorkflowJson } from '../harness/n8n/workflows';
+import { REPO_ROOT } from '../harness/repo';
+import { startStack } from '../harness/stack';
 
 const N8N_SCHEMA = 'n8n_idempotency_dev';
 const DEFAULT_PORT = 5678;
@@ -106,30 +101,26 @@ async function main(): Promise<void> {
 		: await startKeptPostgres(options.stateDir);
 	cleanups.push(() => postgres.stop());
 	log(`${postgres.embedded ? 'embedded Postgres at' : 'using'} ${redact(postgres.url)}`);
-	await withClient(postgres.url, async (client) => {
-		await client.query(tablesSql());
-		if (options.fresh) await client.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`);
-		await client.query(`CREATE SCHEMA IF NOT EXISTS ${N8N_SCHEMA}`);
-	});
+	if (options.fresh)
+		await withClient(postgres.url, (client) =>
+			client.query(`DROP SCHEMA IF EXISTS ${N8N_SCHEMA} CASCADE`),
+		);
 
 	const workflows = SHIPPED_WORKFLOWS.map(devWorkflow);
 	const missing = await missingWorkflows(postgres.url, workflows);
 	const template = workflows[0];
-	const n8n = await N8nInstance.create({
-		packageDir: REPO_ROOT,
-		userFolder: join(options.stateDir, 'n8n'),
-		port: options.port,
-		credentials: templateCredentials(postgres.url),
+	if (stopping) return;
+	const { n8n, close } = await startStack({
+		postgresUrl: postgres.url,
+		n8nSchema: N8N_SCHEMA,
+		keepN8nData: { userFolder: join(options.stateDir, 'n8n') },
 		workflows: missing,
 		publish: missing.includes(template) ? [template.id] : [],
-		databaseUrl: postgres.url,
-		databaseSchema: N8N_SCHEMA,
+		port: options.port,
 		env: ownerEnv(runtime),
 		log,
 	});
-	cleanups.unshift(() => n8n.close());
-	if (stopping) return;
-	await n8n.start();
+	cleanups.unshift(close);
 
 	const url = n8n.webhookUrl(webhookPathOf(template));
 	const body = JSON.stringify({ id: 'evt_dev_1', type: 'invoice.paid' });
@@ -185,7 +176,7 @@ async function missingWorkflows(url: string, workflows: WorkflowJson[]): Promise
 }
 
 /** The embedded server with its data in the state folder, on the port it had last time when free. */
-async function startKeptPostgres(stateDir: string): Promise<TestPostgres> {
+async function startKeptPostgres(stateDir: string): Promise<PostgresServer> {
 	const portFile = join(stateDir, 'postgres.port');
 	const lastPort = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0;
 	const port = lastPort && (await portIsFree(lastPort)) ? lastPort : await freePort();

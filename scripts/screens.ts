@@ -1,6 +1,6 @@
 // `npm run screens`: the README's pictures, taken from the real editor. Starts an embedded Postgres and
-// n8n with the packed package and the Idempotency Claim template (test/support/editor/), signs in with
-// headless Chromium, and saves into scripts/screens/:
+// n8n with the packed package and the Idempotency Claim template (harness/browser/editorN8n.ts, over
+// harness/stack.ts), signs in with headless Chromium, and saves into scripts/screens/:
 //   template-canvas.png        the template on the canvas
 //   claim-node-panel.png       the Idempotency Claim node's panel: Key Source, Claim Mode, Lease, hints
 //   execution-duplicate.png    an execution of a repeated delivery, gone down Duplicate
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startEditorN8n, type EditorN8n } from '../harness/browser/editorN8n';
 import { N8nEditor } from '../harness/browser/n8nEditor';
 import { OWNER } from '../harness/n8n/owner';
-import { startEmbeddedPostgres, type TestPostgres } from '../harness/postgres/server';
+import { startEmbeddedPostgres, type PostgresServer } from '../harness/postgres/server';
 
 const SCREENS_DIR = join(__dirname, 'screens');
 const CLAIM_NODE = 'Idempotency Claim';
@@ -20,7 +20,7 @@ const log = (message: string) => process.stderr.write(`[screens] ${message}\n`);
 
 async function main(): Promise<void> {
 	mkdirSync(SCREENS_DIR, { recursive: true });
-	let postgres: TestPostgres | undefined;
+	let postgres: PostgresServer | undefined;
 	let n8n: EditorN8n | undefined;
 	let editor: N8nEditor | undefined;
 	try {

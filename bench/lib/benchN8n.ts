@@ -1,22 +1,15 @@
-// One real n8n for all n8n benchmarks (test/support/n8n: the runtime cache, a community-package install
-// of `npm pack` output, credentials and workflows imported and published). n8n keeps its own data in a
-// schema of the benchmark Postgres, like a production instance with a Postgres database.
+// One real n8n for all n8n benchmarks, started by the harness's recipe (harness/stack.ts: the tables, a
+// community-package install of `npm pack` output, credentials and workflows imported and published) on
+// the benchmark Postgres. n8n keeps its own data in a schema there, like a production instance with a
+// Postgres database.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Pool } from 'pg';
-
-import { templateCredentials } from '../../harness/n8n/credentials';
-import { N8nExecutions } from '../../harness/n8n/executions';
-import { N8nInstance } from '../../harness/n8n/instance';
+import type { N8nExecutions } from '../../harness/n8n/executions';
 import { runtimePaths } from '../../harness/n8n/runtime';
-import {
-	REPO_ROOT,
-	loadShippedWorkflow,
-	tablesSql,
-	webhookPathOf,
-} from '../../harness/n8n/workflows';
+import { loadShippedWorkflow, webhookPathOf } from '../../harness/n8n/workflows';
+import { startStack } from '../../harness/stack';
 import {
 	batchClaimWorkflow,
 	claimWithBusinessStepWorkflow,
@@ -72,12 +65,10 @@ export interface BenchN8n {
 }
 
 export async function startN8nForBench({
-	pool,
 	url,
 	quick,
 	log,
 }: {
-	pool: Pool;
 	url: string;
 	quick: boolean;
 	log(message: string): void;
@@ -88,53 +79,42 @@ export async function startN8nForBench({
 	);
 	if (!installed && quick) {
 		return {
-			skipped: `n8n ${paths.version} is not installed in ${paths.root} yet and --quick does not install it (a full run or \`npx tsx test/support/n8n/runtime.ts\` does)`,
+			skipped: `n8n ${paths.version} is not installed in ${paths.root} yet and --quick does not install it (a full run or \`npx tsx harness/n8n/runtime.ts\` does)`,
 		};
 	}
-
-	// The templates' tables (processed_events, business_log), and a fresh schema for n8n's own tables.
-	await pool.query(tablesSql());
-	await pool.query(`DROP SCHEMA IF EXISTS ${N8N_BENCH_SCHEMA} CASCADE`);
-	await pool.query(`CREATE SCHEMA ${N8N_BENCH_SCHEMA}`);
 
 	// BENCH_N8N_DATABASE=sqlite keeps n8n's own data in SQLite in its user folder instead (n8n's default).
 	const n8nOnSqlite = process.env.BENCH_N8N_DATABASE === 'sqlite';
 	const workflows = benchWorkflows();
 	const all = Object.values(workflows);
-	const instance = await N8nInstance.create({
-		packageDir: REPO_ROOT,
-		credentials: templateCredentials(url),
+	const stack = await startStack({
+		postgresUrl: url,
+		n8nSchema: N8N_BENCH_SCHEMA,
+		n8nOnSqlite,
 		workflows: all,
 		publish: all.map((workflow) => workflow.id),
-		...(n8nOnSqlite ? {} : { databaseUrl: url, databaseSchema: N8N_BENCH_SCHEMA }),
 		env: { N8N_LOG_LEVEL: 'warn' },
 		log: (message) => log(`n8n: ${message}`),
 	});
-	try {
-		await instance.start();
-	} catch (error) {
-		await instance.close().catch(() => undefined);
-		throw error;
-	}
 
 	const n8nPackage = join(paths.n8nDir, 'node_modules', 'n8n', 'package.json');
 	const n8nVersion: string = JSON.parse(readFileSync(n8nPackage, 'utf8')).version;
 	const nodeVersion = execFileSync(paths.nodeBin, ['--version'], { encoding: 'utf8' }).trim();
-	const executions = n8nOnSqlite ? null : new N8nExecutions(pool, N8N_BENCH_SCHEMA);
+	const { n8n, executions } = stack;
 	let stopped = false;
 	return {
-		pid: instance.pid,
-		url: (workflow) => instance.webhookUrl(webhookPathOf(workflows[workflow])),
-		executionTimings:
-			executions && ((workflow, limit) => executions.timings(workflows[workflow].id, limit)),
+		pid: n8n.pid,
+		url: (workflow) => n8n.webhookUrl(webhookPathOf(workflows[workflow])),
+		executionTimings: n8nOnSqlite
+			? null
+			: (workflow, limit) => executions.timings(workflows[workflow].id, limit),
 		description:
 			`n8n ${n8nVersion} on Node ${nodeVersion}, package installed from \`npm pack\` as a community package; ` +
 			`n8n's database: ${n8nOnSqlite ? 'SQLite (BENCH_N8N_DATABASE=sqlite)' : `Postgres (schema ${N8N_BENCH_SCHEMA} of the same server)`}, default execution saving`,
 		stop: async () => {
 			if (stopped) return;
 			stopped = true;
-			await instance.close();
-			await pool.query(`DROP SCHEMA IF EXISTS ${N8N_BENCH_SCHEMA} CASCADE`).catch(() => undefined);
+			await stack.close();
 		},
 	};
 }

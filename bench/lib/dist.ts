@@ -11,7 +11,7 @@ import type * as TableLayoutModule from '../../nodes/Idempotency/store/tableLayo
 import type * as TableRefModule from '../../nodes/Idempotency/store/tableRef';
 import type * as TableSchemaModule from '../../nodes/Idempotency/store/tableSchema';
 import type * as PoolRegistryModule from '../../nodes/Idempotency/transport/poolRegistry';
-import { REPO_ROOT } from '../../harness/n8n/workflows';
+import { REPO_ROOT } from '../../harness/repo';
 
 const DIST = join(REPO_ROOT, 'dist', 'nodes', 'Idempotency');
 

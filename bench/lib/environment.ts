@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import type { Pool } from 'pg';
 
-import { REPO_ROOT } from '../../harness/n8n/workflows';
+import { REPO_ROOT } from '../../harness/repo';
 
 export type Environment = Awaited<ReturnType<typeof describeEnvironment>>;
 

@@ -1,4 +1,4 @@
-// A small HTTP load generator for loopback: deliveries (test/support/deliver.ts) sent by a fixed number
+// A small HTTP load generator for loopback: deliveries (harness/webhooks/deliver.ts) sent by a fixed number
 // of concurrent clients, or in groups sent at the same moment, timing every request.
 import { deliver, type Delivery } from '../../harness/webhooks/deliver';
 import { elapsedMs } from './stats';

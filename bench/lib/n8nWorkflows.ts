@@ -1,5 +1,5 @@
 // The small workflows the n8n benchmarks publish besides the shipped templates. Credentials are the
-// ones test/support/n8n/credentials.ts imports, referenced by name like the templates do.
+// ones harness/n8n/credentials.ts imports, referenced by name like the templates do.
 import { randomUUID } from 'node:crypto';
 
 import {

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 
 import type { Pool } from 'pg';
 
-import { ORIGINAL_LAYOUT_DDL, tableDataBytes } from '../../test/support/claimTable';
+import { ORIGINAL_LAYOUT_DDL, tableDataBytes } from '../../harness/postgres/claimTableSql';
 import type { Benchmark, BenchRow } from '../lib/benchmark';
 import { completeRunner, nodeClaimer, type ClaimSettings } from '../lib/nodeClaims';
 import { formatRatio } from '../lib/stats';

@@ -1,8 +1,8 @@
-// A real n8n for the browser, started as the e2e suites start theirs (../n8n/appWithN8n.ts: the packed
+// A real n8n for the browser, started as the e2e suites start theirs (../stack.ts: the packed
 // package, the templates' credentials, an app database of its own on the given server, dropped on close),
 // with the Idempotency Claim template published and an owner account to sign in with.
 import { deliver, type Delivery } from '../webhooks/deliver';
-import { startAppWithN8n } from '../stack';
+import { startStack } from '../stack';
 import { IDEMPOTENCY_CREDENTIAL } from '../n8n/credentials';
 import type { Execution } from '../n8n/executions';
 import type { N8nInstance } from '../n8n/instance';
@@ -31,12 +31,12 @@ export interface EditorN8n {
 export async function startEditorN8n(serverUrl: string, log?: Log): Promise<EditorN8n> {
 	const template = loadShippedWorkflow('idempotency-claim-template.json');
 	const polledTemplate = loadShippedWorkflow('rss-feed-new-items.json');
-	const { n8n, executions, close } = await startAppWithN8n({
-		prefix: 'idem_editor',
+	const { n8n, executions, close } = await startStack({
+		appDatabase: 'idem_editor',
 		n8nSchema: N8N_SCHEMA,
 		workflows: [template, polledTemplate],
 		publish: [template.id],
-		serverUrl,
+		postgresUrl: serverUrl,
 		env: ownerEnv(await ensureRuntime({ log })),
 		log,
 	});

@@ -14,7 +14,7 @@
 // Each folder gets a `.complete` marker only after its install fully succeeded, so an interrupted install
 // is redone next time; a `.lock` folder (mkdir is atomic) keeps two runs from installing at once.
 //
-// Run directly (`npx tsx test/support/n8n/runtime.ts [--sqlite]`) to warm the cache; it prints the paths.
+// Run directly (`npx tsx harness/n8n/runtime.ts [--sqlite]`) to warm the cache; it prints the paths.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';

@@ -8,15 +8,15 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
-import { idempotencyPostgresConnectionTest } from '../../nodes/Idempotency/methods/credentialTest';
-import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
+import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 
 export interface ContextOptions {
 	/** Node parameters as n8n would resolve them (expressions already evaluated). */
 	parameters: IDataObject;
 	/** Per-item parameter values, for parameters that are expressions in a real workflow. */
 	perItem?: (name: string, itemIndex: number) => unknown;
-	credentials: PostgresCredentials;
+	/** The credential's fields, as n8n hands them to the node. */
+	credentials: object;
 	continueOnFail?: boolean;
 	/** The node's On Error setting; with continueOnFail and no setting, "Continue (using error output)". */
 	onError?: INode['onError'];
@@ -114,12 +114,13 @@ export function webhookItem(
 }
 
 /** The credential's Test button: the connection test as n8n calls it, with these settings. */
-export function connectionTest(credentials: PostgresCredentials) {
+export function connectionTest(credentials: object) {
 	const decrypted = {
 		id: '1',
 		name: 'pg',
 		type: 'idempotencyPostgresApi',
 		data: credentials,
 	} as unknown as ICredentialsDecrypted;
+	const { idempotencyPostgresConnectionTest } = new IdempotencyClaim().methods.credentialTest;
 	return idempotencyPostgresConnectionTest.call({} as ICredentialTestFunctions, decrypted);
 }

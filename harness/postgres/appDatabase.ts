@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Pool } from 'pg';
 
+import { REPO_ROOT } from '../repo';
 import { withClient } from './connections';
 
 /**
@@ -16,6 +20,18 @@ export interface AppDatabase {
 	/** The same database as the server's admin user: n8n's own connection and the test's checks. */
 	adminUrl: string;
 	drop(): Promise<void>;
+}
+
+/** The server's own database as the app database, used as its admin (nothing to drop). */
+export function serverDatabase(serverUrl: string): AppDatabase {
+	const url = new URL(serverUrl);
+	return {
+		name: decodeURIComponent(url.pathname.slice(1)),
+		role: decodeURIComponent(url.username),
+		appUrl: serverUrl,
+		adminUrl: serverUrl,
+		drop: async () => {},
+	};
 }
 
 export async function createAppDatabase(serverUrl: string, prefix: string): Promise<AppDatabase> {
@@ -46,4 +62,27 @@ export async function createAppDatabase(serverUrl: string, prefix: string): Prom
 				await admin.query(`DROP ROLE IF EXISTS ${role}`);
 			}),
 	};
+}
+
+/** workflows/processed_events.sql: the claim table and the templates' example business_log. */
+export function tablesSql(): string {
+	return readFileSync(join(REPO_ROOT, 'workflows', 'processed_events.sql'), 'utf8');
+}
+
+/** How many business_log rows each of these keys has (keys without one are left out). */
+export async function businessRowsPerKey(
+	db: Pool,
+	keys: string[],
+): Promise<Record<string, number>> {
+	const { rows } = await db.query<{ event_key: string; n: number }>(
+		'SELECT event_key, count(*)::int AS n FROM business_log WHERE event_key = ANY($1) GROUP BY event_key',
+		[keys],
+	);
+	return Object.fromEntries(rows.map((row) => [row.event_key, row.n]));
+}
+
+/** How many claim rows (processed_events) this key has: 0 or 1. */
+export async function claimRows(db: Pool, key: string): Promise<number> {
+	const { rowCount } = await db.query('SELECT 1 FROM processed_events WHERE key = $1', [key]);
+	return rowCount ?? 0;
 }

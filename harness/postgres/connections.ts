@@ -1,24 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { Client, Pool, type ClientConfig } from 'pg';
+import { Client, type ClientConfig } from 'pg';
 
-import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-
-/** The server globalSetup started (or TEST_DATABASE_URL). */
-export function testDatabaseUrl(): string {
-	const url = process.env.TEST_DATABASE_URL;
-	if (!url) {
-		throw new Error(
-			'TEST_DATABASE_URL is not set: run the tests through jest (globalSetup starts Postgres)',
-		);
-	}
-	return url;
-}
-
-/** The Idempotency Postgres credential's fields for a postgres:// URL. */
-export function credentialsFromUrl(
-	databaseUrl: string,
-	overrides: Partial<PostgresCredentials> = {},
-): PostgresCredentials {
+/** The Idempotency Postgres credential's fields for a postgres:// URL, with its default settings. */
+export function credentialsFromUrl(databaseUrl: string) {
 	const url = new URL(databaseUrl);
 	return {
 		host: url.hostname,
@@ -26,26 +9,9 @@ export function credentialsFromUrl(
 		database: decodeURIComponent(url.pathname.slice(1)),
 		user: decodeURIComponent(url.username || 'postgres'),
 		password: decodeURIComponent(url.password),
-		ssl: 'disable',
+		ssl: 'disable' as const,
 		maxConnections: 10,
-		...overrides,
 	};
-}
-
-export function testCredentials(overrides: Partial<PostgresCredentials> = {}): PostgresCredentials {
-	return credentialsFromUrl(testDatabaseUrl(), overrides);
-}
-
-export function testPool(max = 10): Pool {
-	const pool = new Pool({ connectionString: testDatabaseUrl(), max });
-	// Tests kill backends on purpose; an idle client's error must not crash the test process.
-	pool.on('error', () => undefined);
-	return pool;
-}
-
-/** Each test gets its own table, so test files can run in parallel on one server. */
-export function uniqueTableName(prefix = 't'): string {
-	return `${prefix}_${randomBytes(5).toString('hex')}`;
 }
 
 /** One connection for a few statements, closed afterwards. */

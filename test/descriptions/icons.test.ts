@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { loadFromSource, manifest } from '../support/packageSources';
-import { REPO_ROOT as REPO } from '../../harness/n8n/workflows';
+import { REPO_ROOT as REPO } from '../../harness/repo';
 
 type ThemedIcon = { light: string; dark: string };
 

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { brokenReason, relativeLinksOf } from '../support/markdownLinks';
-import { REPO } from '../support/readmeAnchors';
+import { REPO_ROOT as REPO } from '../../harness/repo';
 
 const pages = [
 	'README.md',

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { templateSignature } from '../../harness/webhooks/deliver';
 import { freePort } from '../../harness/freePort';
 import { ownerSessionCookie } from '../../harness/n8n/manualRuns';
-import { REPO_ROOT } from '../../harness/n8n/workflows';
+import { REPO_ROOT } from '../../harness/repo';
 
 const SHIPPED_NAMES_COUNT = 4; // scripts/dev.ts SHIPPED_WORKFLOWS
 const EVENT = JSON.stringify({ id: 'evt_dev_kept', type: 'invoice.paid' });

@@ -1,5 +1,5 @@
 /**
- * The package in n8n's real editor, driven by headless Chromium (test/support/editor/; `npm run screens`
+ * The package in n8n's real editor, driven by headless Chromium (harness/browser/; `npm run screens`
  * takes the README's pictures the same way): the Idempotency Claim template opens on the canvas, the claim
  * node's panel renders its parameters and hints, the credential's test passes from the UI, a repeated
  * delivery shows as an execution that went down Duplicate, the template imports through the menu the README
@@ -15,8 +15,8 @@ import { startEditorN8n, type EditorN8n } from '../../harness/browser/editorN8n'
 import { N8nEditor } from '../../harness/browser/n8nEditor';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
 import { OWNER } from '../../harness/n8n/owner';
-import { startTestPostgres, type TestPostgres } from '../../harness/postgres/server';
-import { REPO_ROOT } from '../../harness/n8n/workflows';
+import { startTestPostgres, type PostgresServer } from '../../harness/postgres/server';
+import { REPO_ROOT } from '../../harness/repo';
 
 const PACKAGE_NAME = 'n8n-nodes-idempotency';
 const CLAIM_NODE = 'Idempotency Claim';
@@ -26,7 +26,7 @@ const STICKY_NOTE = 'n8n-nodes-base.stickyNote';
 
 const claimProperties = new IdempotencyClaim().description.properties;
 
-let server: TestPostgres;
+let server: PostgresServer;
 let n8n: EditorN8n | undefined;
 let editor: N8nEditor | undefined;
 

@@ -10,20 +10,20 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { markValue } from '../../nodes/Idempotency/watermark/markValue';
-import { rowsOf } from '../support/claimTable';
+import { rowsOf } from '../../harness/postgres/claimTableSql';
 import { FeedServer, type FeedItem } from '../../harness/feeds/feedServer';
-import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import { stackForSuite } from '../support/stackForSuite';
 import type { Execution, N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { N8nManualRuns } from '../../harness/n8n/manualRuns';
 import { ownerEnv } from '../../harness/n8n/owner';
 import { ensureRuntime } from '../../harness/n8n/runtime';
 import {
-	loadFixtureWorkflow,
 	loadShippedWorkflow,
 	withNodeParameters,
 	type WorkflowJson,
 } from '../../harness/n8n/workflows';
+import { loadFixtureWorkflow } from '../support/fixtures';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const RUN_NOW = 'Run Now';
@@ -47,7 +47,7 @@ let feed: FeedServer;
 let runs: N8nManualRuns;
 const workflows: Record<string, WorkflowJson> = {};
 
-appWithN8nForSuite(
+stackForSuite(
 	async () => {
 		feed = await FeedServer.start();
 		const records = { url: feed.url('/records') };
@@ -60,7 +60,7 @@ appWithN8nForSuite(
 			clear: withNodeParameters(clearWorkflow, '.idempotencyKey', { clearScope: scopeOf(rss) }),
 		});
 		return {
-			prefix: 'polled_e2e',
+			appDatabase: 'polled_e2e',
 			n8nSchema: N8N_SCHEMA,
 			workflows: Object.values(workflows),
 			// Nothing is published: the schedules stay quiet and every poll is one the test starts.

@@ -14,13 +14,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
-import { rowsOf } from '../support/claimTable';
-import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import { rowsOf } from '../../harness/postgres/claimTableSql';
+import { stackForSuite } from '../support/stackForSuite';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
 import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
-import { businessRowsPerKey, webhookPathOf } from '../../harness/n8n/workflows';
+import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
+import { webhookPathOf } from '../../harness/n8n/workflows';
 import { QUEUE_MODE_LEASE_SECONDS, queueModeWorkflow } from './fixtures/queueModeWorkflow';
 
 const EVENTS = Number(process.env.E2E_QUEUE_EVENTS ?? 100);
@@ -58,9 +59,9 @@ let db: Pool;
 let cluster: QueueModeCluster | undefined;
 let executions: N8nExecutions;
 
-appWithN8nForSuite(
+stackForSuite(
 	{
-		prefix: 'idem_queue',
+		appDatabase: 'idem_queue',
 		n8nSchema: N8N_SCHEMA,
 		workflows: [workflow],
 		publish: [workflow.id],

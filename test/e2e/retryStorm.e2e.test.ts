@@ -15,9 +15,9 @@
 import type { Pool } from 'pg';
 
 import type { AppDatabase } from '../../harness/postgres/appDatabase';
-import { claimsByStatus, rowsOf } from '../support/claimTable';
+import { claimsByStatus, rowsOf } from '../../harness/postgres/claimTableSql';
 import { InjectedFailures } from '../../harness/faults/injectedFailures';
-import { startAppWithN8n, type AppWithN8n } from '../../harness/stack';
+import { startStack, type Stack } from '../../harness/stack';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
@@ -55,7 +55,7 @@ const OUTAGE = process.env.E2E_STORM_OUTAGE === 'server' ? 'server' : 'app';
 const template = loadShippedWorkflow('idempotency-claim-template.json');
 
 let appServer: RestartablePostgres | undefined;
-let started: AppWithN8n | undefined;
+let started: Stack | undefined;
 let app: AppDatabase;
 let admin: Pool;
 let n8n: N8nInstance | undefined;
@@ -63,8 +63,8 @@ let executions: N8nExecutions;
 
 beforeAll(async () => {
 	appServer = await RestartablePostgres.start();
-	started = await startAppWithN8n({
-		prefix: 'idem_storm',
+	started = await startStack({
+		appDatabase: 'idem_storm',
 		n8nSchema: N8N_SCHEMA,
 		workflows: [template],
 		publish: [template.id],

@@ -24,7 +24,7 @@ import {
 	templateSignature,
 	type Delivery,
 } from '../../harness/webhooks/deliver';
-import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import { stackForSuite } from '../support/stackForSuite';
 import {
 	IDEMPOTENCY_CREDENTIAL,
 	SIGNING_CREDENTIAL,
@@ -33,13 +33,9 @@ import {
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { runtimePaths } from '../../harness/n8n/runtime';
-import {
-	businessRowsPerKey,
-	claimRows,
-	loadFixtureWorkflow,
-	webhookPathOf,
-	type WorkflowJson,
-} from '../../harness/n8n/workflows';
+import { businessRowsPerKey, claimRows } from '../../harness/postgres/appDatabase';
+import { webhookPathOf, type WorkflowJson } from '../../harness/n8n/workflows';
+import { loadFixtureWorkflow } from '../support/fixtures';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';
@@ -166,9 +162,9 @@ let pool: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
-appWithN8nForSuite(
+stackForSuite(
 	{
-		prefix: 'sig_e2e',
+		appDatabase: 'sig_e2e',
 		n8nSchema: N8N_SCHEMA,
 		extraCredentials: [
 			STRIPE_CREDENTIAL,

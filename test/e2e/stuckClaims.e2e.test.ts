@@ -7,16 +7,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
-import { rowsOf } from '../support/claimTable';
+import { rowsOf } from '../../harness/postgres/claimTableSql';
 import { deliver } from '../../harness/webhooks/deliver';
-import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import { stackForSuite } from '../support/stackForSuite';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import {
-	loadFixtureWorkflow,
 	loadShippedWorkflow,
 	webhookPathOf,
 	withNodeParameters,
 } from '../../harness/n8n/workflows';
+import { loadFixtureWorkflow } from '../support/fixtures';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_LOCK = 7412201; // the lock the fixture's business step waits for (test/e2e/fixtures/stuck-claim.json)
@@ -36,9 +36,9 @@ const reportWorkflow = withNodeParameters(
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 
-appWithN8nForSuite(
+stackForSuite(
 	{
-		prefix: 'stuck_e2e',
+		appDatabase: 'stuck_e2e',
 		n8nSchema: N8N_SCHEMA,
 		workflows: [dyingWorkflow, reportWorkflow],
 		publish: [dyingWorkflow.id],

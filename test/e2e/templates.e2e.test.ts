@@ -14,17 +14,12 @@ import {
 	stripeSignature,
 	type Delivery,
 } from '../../harness/webhooks/deliver';
-import { appWithN8nForSuite } from '../support/appWithN8nForSuite';
+import { stackForSuite } from '../support/stackForSuite';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
-import {
-	businessRowsPerKey,
-	claimRows,
-	loadFixtureWorkflow,
-	loadShippedWorkflow,
-	webhookPathOf,
-	type WorkflowJson,
-} from '../../harness/n8n/workflows';
+import { businessRowsPerKey, claimRows } from '../../harness/postgres/appDatabase';
+import { loadShippedWorkflow, webhookPathOf, type WorkflowJson } from '../../harness/n8n/workflows';
+import { loadFixtureWorkflow } from '../support/fixtures';
 
 const N8N_SCHEMA = 'n8n_e2e';
 const BUSINESS_STEP = 'Insert into business_log (example)';
@@ -40,9 +35,9 @@ let pool: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
-appWithN8nForSuite(
+stackForSuite(
 	{
-		prefix: 'idem_e2e',
+		appDatabase: 'idem_e2e',
 		n8nSchema: N8N_SCHEMA,
 		workflows: [
 			claimTemplate,

@@ -4,7 +4,7 @@ import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node'
 import { claimProperties } from '../../nodes/Idempotency/descriptions/claimProperties';
 import { PROVIDER_KEY_PRESETS } from '../../nodes/Idempotency/key/providerPresets';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 
 afterAll(closeAllPools);

@@ -10,7 +10,7 @@ import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node'
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { executeContext } from '../../harness/node/executeContext';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

@@ -24,8 +24,10 @@ afterAll(async () => {
 });
 
 // Each process has a pool of its own; a different password (ignored by trust auth) gives each its own pool here.
-const processCredentials = (process: number) =>
-	credentialsFromUrl(server.url, { password: `process-${process}` });
+const processCredentials = (process: number) => ({
+	...credentialsFromUrl(server.url),
+	password: `process-${process}`,
+});
 
 const node = new IdempotencyClaim();
 

@@ -1,9 +1,5 @@
-import {
-	testCredentials,
-	testDatabaseUrl,
-	uniqueTableName,
-	withClient,
-} from '../../harness/postgres/connections';
+import { withClient } from '../../harness/postgres/connections';
+import { testCredentials, testDatabaseUrl, uniqueTableName } from '../support/database';
 import { connectionTest } from '../../harness/node/executeContext';
 
 describe('credential connection test', () => {

@@ -8,7 +8,7 @@ import {
 	webhookItem,
 	type ContextOptions,
 } from '../../harness/node/executeContext';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

@@ -1,10 +1,11 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { executeContext } from '../../harness/node/executeContext';
-import { createKeyAndFirstSeenTable, freshClaimTable } from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { createKeyAndFirstSeenTable } from '../../harness/postgres/claimTableSql';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 
@@ -12,6 +13,7 @@ const admin = testPool(1);
 afterAll(() => admin.end());
 
 const keyNode = new IdempotencyKey();
+const claimNode = new IdempotencyClaim();
 
 function listStuck(table: string, parameters: IDataObject = {}) {
 	return keyNode.execute.call(
@@ -83,12 +85,32 @@ describe('Idempotency Key node: List Stuck Claims', () => {
 	});
 
 	it('the summary counts every stuck claim, not only the Max Keys listed (a table the claim node created)', async () => {
-		const table = await freshClaimTable();
-		const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
-		for (let i = 0; i < 8; i++)
-			await table.claim([`evt:stuck-${i}`], { mode: 'lease', leaseSeconds: 60, now: twoHoursAgo });
-		await table.claim(['evt:live'], { mode: 'lease', leaseSeconds: 3600 });
-		const [items] = await listStuck(table.ref.table, { maxKeys: 2, includeSummary: true });
+		const table = uniqueTableName('claimed');
+		const ids = [...Array.from({ length: 8 }, (_, i) => `stuck-${i}`), 'live'];
+		await claimNode.execute.call(
+			executeContext(
+				ids.map((id) => ({ json: { id } })),
+				{
+					parameters: {
+						keySource: 'field',
+						fieldPath: 'id',
+						claimMode: 'lease',
+						leaseSeconds: 60,
+						options: { table },
+					},
+					credentials: testCredentials(),
+				},
+			),
+		);
+		// Claimed two hours ago with a 60 s lease, as a claim whose execution died would be; one lease is live.
+		await admin.query(
+			`UPDATE ${table} SET first_seen = now() - interval '2 hours', lease_until = now() - interval '2 hours' + interval '60 seconds'
+			 WHERE key <> 'evt:live'`,
+		);
+		await admin.query(
+			`UPDATE ${table} SET lease_until = now() + interval '1 hour' WHERE key = 'evt:live'`,
+		);
+		const [items] = await listStuck(table, { maxKeys: 2, includeSummary: true });
 		expect(items.map((item) => item.json.kind)).toEqual(['summary', 'stuck_claim', 'stuck_claim']);
 		expect(items[0].json).toMatchObject({
 			totalKeys: 9,

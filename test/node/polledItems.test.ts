@@ -9,7 +9,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { executeContext, type ContextOptions } from '../../harness/node/executeContext';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

@@ -6,7 +6,8 @@
  */
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { openTestClaimTable, rowsOf, type TestClaimTable } from '../support/claimTable';
+import { rowsOf } from '../../harness/postgres/claimTableSql';
+import { openTestClaimTable, type TestClaimTable } from './claimTable';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
 import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
 

@@ -12,13 +12,9 @@ import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
 import type { ClaimOptions } from '../../nodes/Idempotency/store/claimOutcome';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import {
-	freshClaimTable,
-	originalLayoutClaimTable,
-	tableDataBytes,
-	type TestClaimTable,
-} from '../support/claimTable';
-import { testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { tableDataBytes } from '../../harness/postgres/claimTableSql';
+import { freshClaimTable, originalLayoutClaimTable, type TestClaimTable } from './claimTable';
+import { testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

@@ -2,8 +2,9 @@ import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { TableError } from '../../nodes/Idempotency/errors';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { createKeyAndFirstSeenTable, freshClaimTable, rowsOf } from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
+import { freshClaimTable } from './claimTable';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 
@@ -50,7 +51,7 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 	});
 
 	it('keeps working on a table with only key and first_seen, without touching it', async () => {
-		const name = await createKeyAndFirstSeenTable(admin);
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('keyonly'));
 		await admin.query(
 			`INSERT INTO ${name} (key, first_seen) VALUES ('evt:old', now() - interval '2 days')`,
 		);
@@ -69,7 +70,7 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 	});
 
 	it('adds the new columns to a table with only key and first_seen when asked, keeping its rows (old claims are completed)', async () => {
-		const name = await createKeyAndFirstSeenTable(admin);
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('keyonly'));
 		await admin.query(`INSERT INTO ${name} (key) VALUES ('evt:old')`);
 		const table = await freshClaimTable(true, name);
 		expect(table.capabilities).toEqual({ counters: true, leases: true, fingerprint: true });

@@ -1,11 +1,7 @@
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import {
-	freshClaimTable,
-	originalLayoutClaimTable,
-	rowsOf,
-	type TestClaimTable,
-} from '../support/claimTable';
+import { rowsOf } from '../../harness/postgres/claimTableSql';
+import { freshClaimTable, originalLayoutClaimTable, type TestClaimTable } from './claimTable';
 
 afterAll(closeAllPools);
 

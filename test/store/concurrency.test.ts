@@ -1,7 +1,7 @@
 import { completeKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { freshClaimTable, openTestClaimTable } from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { freshClaimTable, openTestClaimTable } from './claimTable';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

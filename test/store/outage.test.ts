@@ -1,6 +1,7 @@
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { openTestClaimTable, rowsOf } from '../support/claimTable';
+import { rowsOf } from '../../harness/postgres/claimTableSql';
+import { openTestClaimTable } from './claimTable';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
 import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
 

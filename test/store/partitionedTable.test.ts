@@ -4,13 +4,9 @@
  * this file covers what table preparation does with them.
  */
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import {
-	freshClaimTable,
-	HASH_PARTITIONED_DDL,
-	LAYOUT_COLUMNS,
-	openTestClaimTable,
-} from '../support/claimTable';
-import { testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../../harness/postgres/claimTableSql';
+import { freshClaimTable, openTestClaimTable } from './claimTable';
+import { testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

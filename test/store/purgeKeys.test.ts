@@ -1,12 +1,8 @@
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import {
-	createKeyAndFirstSeenTable,
-	freshClaimTable,
-	originalLayoutClaimTable,
-	rowsOf,
-} from '../support/claimTable';
-import { testPool } from '../../harness/postgres/connections';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
+import { freshClaimTable, originalLayoutClaimTable } from './claimTable';
+import { testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 
@@ -47,7 +43,10 @@ describe('purge', () => {
 
 	it('purges a table with only key and first_seen (no claim there is still being worked on)', async () => {
 		const admin = testPool(1);
-		const table = await freshClaimTable(false, await createKeyAndFirstSeenTable(admin));
+		const table = await freshClaimTable(
+			false,
+			await createKeyAndFirstSeenTable(admin, uniqueTableName('keyonly')),
+		);
 		await admin.end();
 		await table.pool.query(
 			`INSERT INTO ${table.ref.qualified} (key, first_seen) VALUES ('old', $1), ('fresh', $2)`,

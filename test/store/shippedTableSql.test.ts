@@ -7,7 +7,8 @@ import {
 	createWatermarkTableSql,
 	watermarkRef,
 } from '../../nodes/Idempotency/store/watermarkTable';
-import { testDatabaseUrl, uniqueTableName, withClient } from '../../harness/postgres/connections';
+import { withClient } from '../../harness/postgres/connections';
+import { testDatabaseUrl, uniqueTableName } from '../support/database';
 
 const SHIPPED_SQL = readFileSync(
 	join(__dirname, '..', '..', 'workflows', 'processed_events.sql'),

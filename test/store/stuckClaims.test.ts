@@ -1,12 +1,9 @@
 import { listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import {
-	createKeyAndFirstSeenTable,
-	freshClaimTable,
-	originalLayoutClaimTable,
-} from '../support/claimTable';
-import { testCredentials, uniqueTableName } from '../../harness/postgres/connections';
+import { createKeyAndFirstSeenTable } from '../../harness/postgres/claimTableSql';
+import { freshClaimTable, originalLayoutClaimTable } from './claimTable';
+import { testCredentials, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

@@ -8,13 +8,9 @@ import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleK
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { CLAIM_ID_COLUMNS, LEASE_CLAIM_COLUMNS } from '../../nodes/Idempotency/store/tableSchema';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import {
-	createKeyAndFirstSeenTable,
-	openTestClaimTable as open,
-	rowsOf,
-	withClaimHelper,
-} from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
+import { openTestClaimTable as open, withClaimHelper } from './claimTable';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

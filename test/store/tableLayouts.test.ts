@@ -9,16 +9,15 @@ import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleK
 import { countStuckClaims, listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
 import {
-	createKeyAndFirstSeenTable,
 	freshClaimTable,
 	hashPartitionedClaimTable,
 	openTestClaimTable,
 	originalLayoutClaimTable,
-	rowsOf,
 	type TestClaimTable,
-} from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+} from './claimTable';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

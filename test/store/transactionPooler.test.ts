@@ -7,13 +7,9 @@ import { usesUnnamedStatements } from '../../nodes/Idempotency/store/namedStatem
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { openTestClaimTable, rowsOf, type TestClaimTable } from '../support/claimTable';
-import {
-	testCredentials,
-	testDatabaseUrl,
-	testPool,
-	uniqueTableName,
-} from '../../harness/postgres/connections';
+import { rowsOf } from '../../harness/postgres/claimTableSql';
+import { openTestClaimTable, type TestClaimTable } from './claimTable';
+import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
 import { TransactionPooler } from '../../harness/postgres/transactionPooler';
 
 // PgBouncer is a system package (Debian `pgbouncer`, which .ci/run installs). Without it a developer's

@@ -3,13 +3,9 @@ import type { Pool } from 'pg';
 import { ClaimError } from '../../nodes/Idempotency/errors';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { AnswerDroppingProxy } from '../../harness/faults/answerDroppingProxy';
-import {
-	createKeyAndFirstSeenTable,
-	freshClaimTable,
-	rowsOf,
-	withClaimHelper,
-} from '../support/claimTable';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
+import { freshClaimTable, withClaimHelper } from './claimTable';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

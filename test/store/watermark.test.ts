@@ -17,7 +17,7 @@ import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { watermarkRef, type WatermarkRef } from '../../nodes/Idempotency/store/watermarkTable';
 import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { markValue } from '../../nodes/Idempotency/watermark/markValue';
-import { testCredentials, testPool, uniqueTableName } from '../../harness/postgres/connections';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 afterAll(closeAllPools);
 

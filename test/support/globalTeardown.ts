@@ -1,5 +1,5 @@
-import type { TestPostgres } from '../../harness/postgres/server';
+import type { PostgresServer } from '../../harness/postgres/server';
 
 export default async function globalTeardown(): Promise<void> {
-	await (globalThis as { __testPostgres?: TestPostgres }).__testPostgres?.stop();
+	await (globalThis as { __testPostgres?: PostgresServer }).__testPostgres?.stop();
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { REPO_ROOT } from '../../harness/n8n/workflows';
+import { REPO_ROOT } from '../../harness/repo';
 
 /** package.json: the package's name and the compiled node and credential files it lists for n8n. */
 export const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {

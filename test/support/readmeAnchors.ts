@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const REPO = join(__dirname, '..', '..');
+import { REPO_ROOT } from '../../harness/repo';
+
 export const REPOSITORY_URL = 'https://github.com/n8n-nodes-idempotency/n8n-nodes-idempotency';
 
 /**
@@ -9,7 +10,7 @@ export const REPOSITORY_URL = 'https://github.com/n8n-nodes-idempotency/n8n-node
  * hyphens, and a repeated heading numbered (-1, -2, …). Headings inside code blocks are not headings.
  */
 export function readmeAnchors(
-	markdown = readFileSync(join(REPO, 'README.md'), 'utf8'),
+	markdown = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'),
 ): Set<string> {
 	const anchors = new Set<string>();
 	const seen = new Map<string, number>();

@@ -8,7 +8,7 @@ import {
 	poolFor,
 } from '../../nodes/Idempotency/transport/poolRegistry';
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import { uniqueTableName } from '../../harness/postgres/connections';
+import { uniqueTableName } from '../support/database';
 import { connectionTest, executeContext, webhookItem } from '../../harness/node/executeContext';
 import {
 	startPostgresWithoutTls,

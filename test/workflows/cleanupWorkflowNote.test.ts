@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const REPO = join(__dirname, '..', '..');
+import { REPO_ROOT as REPO } from '../../harness/repo';
 
 interface WorkflowNode {
 	name: string;

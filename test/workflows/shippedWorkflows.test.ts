@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { INodeProperties, INodeType } from 'n8n-workflow';
 
 import { loadFromSource, manifest } from '../support/packageSources';
-import { REPO_ROOT as REPO } from '../../harness/n8n/workflows';
+import { REPO_ROOT as REPO } from '../../harness/repo';
 
 interface WorkflowNode {
 	id: string;

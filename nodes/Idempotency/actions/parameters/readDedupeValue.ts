@@ -11,7 +11,7 @@ const readers = new WeakMap<IExecuteFunctions, Reader>();
 
 /**
  * Value to Dedupe On of one item. n8n evaluates an expression anew for every item, which is most of the
- * time a 1,000-item poll spends in the node (bench/polledFeed.ts); the usual forms, `{{ $json.id }}` and
+ * time a 1,000-item poll spends in the node (bench/suites/polledFeed.ts); the usual forms, `{{ $json.id }}` and
  * `{{ $json.guid || $json.link }}`, are read straight from the item instead, giving what the expression
  * gives. Anything else is left to n8n.
  */

@@ -1,65 +1,10 @@
 import type { Pool } from 'pg';
 
-import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
-import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
-import type {
-	ClaimOptions,
-	ClaimOutcome,
-	ClaimRequest,
-} from '../../nodes/Idempotency/store/claimOutcome';
-import {
-	openClaimTable,
-	type ClaimTable,
-	type TableNeeds,
-} from '../../nodes/Idempotency/store/claimTable';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { testCredentials, uniqueTableName } from '../../harness/postgres/connections';
-
-export type TestClaimTable = ClaimTable & {
-	claim(
-		keys: Array<string | ClaimRequest>,
-		options?: Partial<ClaimOptions>,
-	): Promise<ClaimOutcome[]>;
-};
-
-/** A fresh claim table behind the node's own pool registry, with a claim helper bound to it. */
-export function freshClaimTable(
-	createIfMissing = true,
-	table = uniqueTableName('claims'),
-): Promise<TestClaimTable> {
-	return openTestClaimTable(table, { createIfMissing, privileges: [] });
-}
-
-/** public.`name` opened as the node opens it (with `needs`, through the pool for `credentials`). */
-export async function openTestClaimTable(
-	name: string,
-	needs: TableNeeds,
-	credentials: PostgresCredentials = testCredentials(),
-): Promise<TestClaimTable> {
-	return withClaimHelper(
-		await openClaimTable(await poolFor(credentials), tableRef('public', name), needs),
-	);
-}
-
-export function withClaimHelper(table: ClaimTable): TestClaimTable {
-	return {
-		...table,
-		claim: (keys, options = {}) =>
-			claimBatch(
-				table,
-				keys.map((k) => (typeof k === 'string' ? { key: k, fingerprint: null } : k)),
-				{ mode: 'once', leaseSeconds: 60, countRepeats: true, token: newClaimToken(), ...options },
-			),
-	};
-}
+// Claim tables as SQL sees them, written apart from the node's code: each layout's DDL, and the rows read
+// alike from either layout.
 
 /** Creates a table with only `key` and `first_seen`, as the original claim template does; returns its name. */
-export async function createKeyAndFirstSeenTable(
-	pool: Pool,
-	name = uniqueTableName('keyonly'),
-): Promise<string> {
+export async function createKeyAndFirstSeenTable(pool: Pool, name: string): Promise<string> {
 	await pool.query(
 		`CREATE TABLE ${name} (key text PRIMARY KEY, first_seen timestamptz NOT NULL DEFAULT now())`,
 	);
@@ -71,14 +16,6 @@ export const ORIGINAL_LAYOUT_DDL = (name: string) => [
 	`CREATE TABLE ${name} (${LAYOUT_COLUMNS.original})`,
 	`CREATE INDEX ${name}_first_seen_idx ON ${name} (first_seen)`,
 ];
-
-/** A claim table in the original layout (status text, claim ID and fingerprint as text), opened as the node opens it. */
-export async function originalLayoutClaimTable(): Promise<TestClaimTable> {
-	const name = uniqueTableName('original');
-	const pool = await poolFor(testCredentials());
-	for (const statement of ORIGINAL_LAYOUT_DDL(name)) await pool.query(statement);
-	return freshClaimTable(true, name);
-}
 
 /** The columns of each layout, as `CREATE TABLE` lists them (the compact one is what the node creates now). */
 export const LAYOUT_COLUMNS = {
@@ -102,17 +39,6 @@ export const HASH_PARTITIONED_DDL = (name: string, columns: string, partitions =
 	),
 	`CREATE INDEX ${name}_first_seen_idx ON ${name} (first_seen)`,
 ];
-
-/** A hash-partitioned claim table of either layout, opened as the node opens it. */
-export async function hashPartitionedClaimTable(
-	layout: keyof typeof LAYOUT_COLUMNS,
-): Promise<TestClaimTable> {
-	const name = uniqueTableName('parted');
-	const pool = await poolFor(testCredentials());
-	for (const statement of HASH_PARTITIONED_DDL(name, LAYOUT_COLUMNS[layout]))
-		await pool.query(statement);
-	return freshClaimTable(true, name);
-}
 
 /**
  * Every row of the table, oldest key first, with the columns the original layout has. On a compact table

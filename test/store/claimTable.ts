@@ -1,0 +1,78 @@
+import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
+import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
+import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
+import type {
+	ClaimOptions,
+	ClaimOutcome,
+	ClaimRequest,
+} from '../../nodes/Idempotency/store/claimOutcome';
+import {
+	openClaimTable,
+	type ClaimTable,
+	type TableNeeds,
+} from '../../nodes/Idempotency/store/claimTable';
+import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import {
+	HASH_PARTITIONED_DDL,
+	LAYOUT_COLUMNS,
+	ORIGINAL_LAYOUT_DDL,
+} from '../../harness/postgres/claimTableSql';
+import { testCredentials, uniqueTableName } from '../support/database';
+
+export type TestClaimTable = ClaimTable & {
+	claim(
+		keys: Array<string | ClaimRequest>,
+		options?: Partial<ClaimOptions>,
+	): Promise<ClaimOutcome[]>;
+};
+
+/** A fresh claim table behind the node's own pool registry, with a claim helper bound to it. */
+export function freshClaimTable(
+	createIfMissing = true,
+	table = uniqueTableName('claims'),
+): Promise<TestClaimTable> {
+	return openTestClaimTable(table, { createIfMissing, privileges: [] });
+}
+
+/** public.`name` opened as the node opens it (with `needs`, through the pool for `credentials`). */
+export async function openTestClaimTable(
+	name: string,
+	needs: TableNeeds,
+	credentials: PostgresCredentials = testCredentials(),
+): Promise<TestClaimTable> {
+	return withClaimHelper(
+		await openClaimTable(await poolFor(credentials), tableRef('public', name), needs),
+	);
+}
+
+export function withClaimHelper(table: ClaimTable): TestClaimTable {
+	return {
+		...table,
+		claim: (keys, options = {}) =>
+			claimBatch(
+				table,
+				keys.map((k) => (typeof k === 'string' ? { key: k, fingerprint: null } : k)),
+				{ mode: 'once', leaseSeconds: 60, countRepeats: true, token: newClaimToken(), ...options },
+			),
+	};
+}
+
+/** A claim table in the original layout (status text, claim ID and fingerprint as text), opened as the node opens it. */
+export async function originalLayoutClaimTable(): Promise<TestClaimTable> {
+	const name = uniqueTableName('original');
+	const pool = await poolFor(testCredentials());
+	for (const statement of ORIGINAL_LAYOUT_DDL(name)) await pool.query(statement);
+	return freshClaimTable(true, name);
+}
+
+/** A hash-partitioned claim table of either layout, opened as the node opens it. */
+export async function hashPartitionedClaimTable(
+	layout: keyof typeof LAYOUT_COLUMNS,
+): Promise<TestClaimTable> {
+	const name = uniqueTableName('parted');
+	const pool = await poolFor(testCredentials());
+	for (const statement of HASH_PARTITIONED_DDL(name, LAYOUT_COLUMNS[layout]))
+		await pool.query(statement);
+	return freshClaimTable(true, name);
+}
