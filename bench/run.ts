@@ -7,24 +7,29 @@ import { join } from 'node:path';
 
 import { credentialsFromUrl, redact } from '../harness/postgres/connections';
 import { startPostgres } from '../harness/postgres/server';
-import { benchBatch } from './suites/batch';
-import { benchBytesPerKey } from './suites/bytesPerKey';
-import type { BenchContext, BenchResult, Benchmark } from './lib/benchmark';
-import { benchClaimCost } from './suites/claimCost';
-import { benchClaimPath } from './suites/claimPath';
-import { benchPooler } from './suites/pooler';
-import { benchCleanup } from './suites/cleanup';
-import { benchGrowth } from './suites/growth';
-import { benchGrowthSettings } from './suites/growthSettings';
+import type { BenchContext, BenchResult, Suite } from './lib/benchmark';
+import { startN8nForBench, type BenchN8n } from './lib/benchN8n';
 import { loadDist } from './lib/dist';
 import { describeEnvironment } from './lib/environment';
-import { benchMemory } from './suites/memory';
-import { benchN8nMemory } from './suites/n8nMemory';
-import { startN8nForBench, type BenchN8n } from './lib/benchN8n';
-import { benchN8nThroughput } from './suites/n8nThroughput';
-import { benchPolledFeed } from './suites/polledFeed';
-import { benchRemoveDuplicates } from './suites/removeDuplicates';
 import { resultsMarkdown, summaryTable } from './lib/report';
+
+// Every benchmark, in the order they run: a file bench/suites/<name>.ts that exports its `title` and `run`,
+// and its line here. Those on Postgres alone first, then those in real n8n (they share one n8n), then the big tables.
+const SUITES = [
+	'claimPath',
+	'pooler',
+	'batch',
+	'claimCost',
+	'bytesPerKey',
+	'n8nThroughput',
+	'removeDuplicates',
+	'polledFeed',
+	'n8nMemory',
+	'cleanup',
+	'growth',
+	'growthSettings',
+	'memory',
+];
 
 const BENCH_TABLES = [
 	'bench_claim_path',
@@ -59,27 +64,9 @@ const check = (condition: boolean, message: string) => {
 	return condition;
 };
 
-// Plain Postgres benchmarks, then the ones in real n8n (they share one n8n instance), then the big table.
-type BenchEntry = [name: string, title: string, bench: Benchmark];
-const DATABASE_BENCHES: BenchEntry[] = [
-	['claimPath', '1. Claim path: node vs raw pg', benchClaimPath],
-	['pooler', '1b. Claims through a transaction pooler', benchPooler],
-	['batch', '2. Batches of 10,000 items', benchBatch],
-	['claimCost', "2b. Where a claim's time goes", benchClaimCost],
-	['bytesPerKey', '5a. Bytes per key', benchBytesPerKey],
-];
-const N8N_BENCHES: BenchEntry[] = [
-	['n8nThroughput', '3. Throughput in real n8n', benchN8nThroughput],
-	['removeDuplicates', '4. Against Remove Duplicates', benchRemoveDuplicates],
-	['polledFeed', '4b. A polled feed: 1,000 items, 990 repeats', benchPolledFeed],
-	['n8nMemory', '6b. Memory of the n8n process', benchN8nMemory],
-];
-const LATE_BENCHES: BenchEntry[] = [
-	['cleanup', '5. Cleanup at scale', benchCleanup],
-	['growth', '5b. Claims as the table grows', benchGrowth],
-	['growthSettings', '5c. Old keys and server settings', benchGrowthSettings],
-	['memory', '6a. Memory of a Node process driving the node', benchMemory],
-];
+async function loadSuites(): Promise<Suite[]> {
+	return Promise.all(SUITES.filter(wanted).map((name) => import(`./suites/${name}`)));
+}
 
 async function main(): Promise<void> {
 	const startedAt = new Date();
@@ -119,42 +106,45 @@ async function main(): Promise<void> {
 			check,
 		};
 
-		const runOne = async ([name, title, bench]: BenchEntry, extra: Partial<BenchContext> = {}) => {
-			if (!wanted(name)) return;
+		const suites = await loadSuites();
+		const lastInN8n = suites.map(({ run }) => run.inN8n).lastIndexOf(true);
+		let n8n: BenchN8n | { skipped: string } | { error: Error } | undefined;
+		for (const [index, { title, run }] of suites.entries()) {
+			const inN8n = run.inN8n === true;
+			if (inN8n && !n8n) {
+				n8n = skipN8n
+					? { skipped: '--no-n8n was given' }
+					: await startN8nForBench(context).catch((error: Error) => ({ error }));
+				if ('stop' in n8n) {
+					cleanups.push(n8n.stop);
+					n8nDescription = n8n.description;
+				} else {
+					if ('skipped' in n8n) log(`skipping the n8n benchmarks: ${n8n.skipped}`);
+					else log(`n8n did not start: ${n8n.error.stack ?? n8n.error}`);
+					n8nDescription =
+						'skipped' in n8n ? `skipped: ${n8n.skipped}` : `failed to start: ${n8n.error.message}`;
+				}
+			}
+			if (inN8n && n8n && !('stop' in n8n)) {
+				// Each n8n benchmark still gets its line in the report, saying why it did not run.
+				results.push({ title, ...n8n });
+				continue;
+			}
 			log(`— ${title}`);
 			const started = Date.now();
 			try {
-				results.push({ title, ...(await bench({ ...context, ...extra })) });
+				const extra = inN8n && n8n && 'stop' in n8n ? { n8n } : {};
+				results.push({ title, ...(await run({ ...context, ...extra })) });
 			} catch (error) {
 				log(`${title} failed: ${(error as Error)?.stack ?? error}`);
 				results.push({ title, error: error as Error });
 			}
 			log(`  (${Math.round((Date.now() - started) / 1000)} s)`);
-		};
-
-		for (const entry of DATABASE_BENCHES) await runOne(entry);
-
-		if (N8N_BENCHES.some(([name]) => wanted(name))) {
-			const n8n: BenchN8n | { skipped: string } | { error: Error } = skipN8n
-				? { skipped: '--no-n8n was given' }
-				: await startN8nForBench(context).catch((error: Error) => ({ error }));
-			if ('stop' in n8n) {
-				cleanups.push(n8n.stop);
-				n8nDescription = n8n.description;
-				for (const entry of N8N_BENCHES) await runOne(entry, { n8n });
+			if (index === lastInN8n && n8n && 'stop' in n8n) {
 				await n8n.stop();
 				cleanups.splice(cleanups.indexOf(n8n.stop), 1);
-			} else {
-				if ('skipped' in n8n) log(`skipping the n8n benchmarks: ${n8n.skipped}`);
-				else log(`n8n did not start: ${n8n.error.stack ?? n8n.error}`);
-				n8nDescription =
-					'skipped' in n8n ? `skipped: ${n8n.skipped}` : `failed to start: ${n8n.error.message}`;
-				// Each n8n benchmark still gets its line in the report, saying why it did not run.
-				for (const [name, title] of N8N_BENCHES) if (wanted(name)) results.push({ title, ...n8n });
 			}
 		}
-
-		for (const entry of LATE_BENCHES) await runOne(entry);
 
 		// Report in section order, whatever order they ran in.
 		results.sort((a, b) => a.title.localeCompare(b.title, 'en', { numeric: true }));

@@ -36,8 +36,16 @@ export interface BenchResult {
 
 export type Benchmark = (context: BenchContext) => Promise<Omit<BenchResult, 'title'>>;
 
-/** A benchmark that runs in the shared n8n (run.ts calls it only with `n8n` set). */
-export const inN8n =
-	(bench: (context: BenchContext & { n8n: BenchN8n }) => ReturnType<Benchmark>): Benchmark =>
-	(context) =>
-		bench({ ...context, n8n: context.n8n! });
+/** What a file in bench/suites/ exports: its title in the report, numbered as its section, and its run. */
+export interface Suite {
+	title: string;
+	run: Benchmark & { inN8n?: true };
+}
+
+/** A benchmark in the shared n8n: run.ts starts n8n before the first such run and passes it in. */
+export const inN8n = (
+	bench: (context: BenchContext & { n8n: BenchN8n }) => ReturnType<Benchmark>,
+): Suite['run'] =>
+	Object.assign((context: BenchContext) => bench({ ...context, n8n: context.n8n! }), {
+		inN8n: true as const,
+	});

@@ -11,7 +11,8 @@ import { formatPercent, formatRate, formatRatio, median, timed } from '../lib/st
 const TABLE = 'bench_batch';
 const BATCH = 10_000;
 
-export const benchBatch: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
+export const title = '2. Batches of 10,000 items';
+export const run: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const rounds = quick ? 3 : 7;
 	const perItemCount = quick ? 1_000 : 5_000;
 	const claimer = nodeClaimer(dist, credentials, TABLE);

@@ -47,14 +47,8 @@ const TARGETS = { once: 1.1, lease: 1.2 };
 const eventId = (i: number) =>
 	`evt_${createHash('sha1').update(String(i)).digest('base64url').slice(0, 24)}`;
 
-export const benchBytesPerKey: Benchmark = async ({
-	dist,
-	credentials,
-	pool,
-	quick,
-	log,
-	check,
-}) => {
+export const title = '5a. Bytes per key';
+export const run: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const shapes = [
 		{ batch: 100, keys: quick ? 4_000 : 20_000 },
 		{ batch: 1, keys: quick ? 1_000 : 4_000 },

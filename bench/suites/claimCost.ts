@@ -47,7 +47,8 @@ interface StepResult {
 	vsPrevious: number;
 }
 
-export const benchClaimCost: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
+export const title = "2b. Where a claim's time goes";
+export const run: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	await pool.query(`DROP TABLE IF EXISTS ${QUALIFIED}`);
 	const counting = nodeClaimer(dist, credentials, TABLE, true);
 	const readOnly = nodeClaimer(dist, credentials, TABLE, false);

@@ -43,7 +43,8 @@ interface PathResult {
 	waits: ProbeReading[];
 }
 
-export const benchClaimPath: Benchmark = async (context) => {
+export const title = '1. Claim path: node vs raw pg';
+export const run: Benchmark = async (context) => {
 	const { pool, url, credentials, log } = context;
 	const flush = await measurePaths(context, pool, credentials, 'flush path');
 	let cpu: Record<Path, PathResult> | { skipped: string };

@@ -15,7 +15,8 @@ const MIN_IDLE_WINDOW_MS = 300;
 // The node's default batch size; BENCH_PURGE_BATCH tries another (to tune the default).
 const PURGE_BATCH = Number(process.env.BENCH_PURGE_BATCH) || 10_000;
 
-export const benchCleanup: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
+export const title = '5. Cleanup at scale';
+export const run: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const total = quick ? 200_000 : 5_000_000;
 	log(`cleanup: loading ${total.toLocaleString('en')} keys over ${DAYS} days…`);
 	// Rows look like the node's claim-once rows: Stripe-like key, first_seen, the 12 bytes of a claim ID.

@@ -44,7 +44,8 @@ const SHAPES: Shape[] = [
 const pick = <T>(from: T[], count: number): T[] =>
 	Array.from({ length: count }, () => from[Math.floor(Math.random() * from.length)]);
 
-export const benchGrowth: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
+export const title = '5b. Claims as the table grows';
+export const run: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const sizes = quick ? [0, 20_000, 100_000] : [0, 1_000_000, 10_000_000, 30_000_000];
 	const rounds = quick ? 3 : 5;
 	const keysPerRound = quick ? 300 : 2_000;

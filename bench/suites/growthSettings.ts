@@ -69,7 +69,8 @@ const VARIANTS: Variant[] = [
 	},
 ];
 
-export const benchGrowthSettings: Benchmark = async ({ dist, quick, log, check }) => {
+export const title = '5c. Old keys and server settings';
+export const run: Benchmark = async ({ dist, quick, log, check }) => {
 	// BENCH_OLD_KEYS tries another size (development).
 	const size = Number(process.env.BENCH_OLD_KEYS) || (quick ? 100_000 : 30_000_000);
 	const rounds = quick ? 2 : 4;

@@ -11,7 +11,8 @@ import { formatMiB } from '../lib/stats';
 
 const DRIVER = join(__dirname, '..', 'lib', 'memoryDriver.ts');
 
-export const benchMemory: Benchmark = async ({ url, quick, log, check }) => {
+export const title = '6a. Memory of a Node process driving the node';
+export const run: Benchmark = async ({ url, quick, log, check }) => {
 	const total = quick ? 20_000 : 100_000;
 	const warmup = total / 5;
 	const { stdout } = await promisify(execFile)(
@@ -49,7 +50,7 @@ export const benchMemory: Benchmark = async ({ url, quick, log, check }) => {
 			},
 		],
 		details: [
-			`A fresh \`node --expose-gc\` process (bench/memoryDriver.ts) runs IdempotencyClaim.execute() from dist/ with 100 webhook items per`,
+			`A fresh \`node --expose-gc\` process (bench/lib/memoryDriver.ts) runs IdempotencyClaim.execute() from dist/ with 100 webhook items per`,
 			`execution, 4 executions in flight, ${total.toLocaleString('en')} fresh keys in ${seconds.toFixed(0)} s; samples after a forced GC:`,
 			'',
 			'| claims so far | RSS | heap used | open pools |',

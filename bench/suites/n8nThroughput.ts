@@ -39,7 +39,8 @@ const SIDES: Array<{ key: Side & BenchWorkflow; label: string; expect: string }>
 	},
 ];
 
-export const benchN8nThroughput = inN8n(async ({ n8n, pool, quick, log, check }) => {
+export const title = '3. Throughput in real n8n';
+export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 	const rounds = quick ? 3 : 12;
 	const perBlock = quick ? 24 : 100;
 	const warmup = quick ? 16 : 50;

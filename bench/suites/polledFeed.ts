@@ -67,7 +67,8 @@ function pollBody(side: Side, p: number, size = POLL_ITEMS): string {
 	return JSON.stringify({ items });
 }
 
-export const benchPolledFeed = inN8n(async ({ n8n, pool, quick, log, check }) => {
+export const title = '4b. A polled feed: 1,000 items, 990 repeats';
+export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 	const polls = quick ? 4 : 30;
 	const overlapRounds = quick ? 2 : 10;
 	await pool.query(

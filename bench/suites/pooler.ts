@@ -12,15 +12,8 @@ import { TransactionPooler } from '../../harness/postgres/transactionPooler';
 const TABLE = 'bench_pooler';
 const CONCURRENCY = 8;
 
-export const benchPooler: Benchmark = async ({
-	dist,
-	credentials,
-	url,
-	pool,
-	quick,
-	log,
-	check,
-}) => {
+export const title = '1b. Claims through a transaction pooler';
+export const run: Benchmark = async ({ dist, credentials, url, pool, quick, log, check }) => {
 	if (!TransactionPooler.installed()) return { skipped: 'pgbouncer is not installed' };
 	const rounds = quick ? 4 : 16;
 	const block = quick ? 200 : 800;

@@ -29,7 +29,8 @@ const SIDES: Array<{ key: Side; label: string; eventType: string }> = [
 	},
 ];
 
-export const benchRemoveDuplicates = inN8n(async ({ n8n, pool, quick, log, check }) => {
+export const title = '4. Against Remove Duplicates';
+export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 	const events = quick ? 16 : 200;
 	const results = {} as Record<Side, SideResult>;
 	// Alternate the two workflows in chunks so both see the same machine conditions.
