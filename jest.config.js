@@ -1,11 +1,32 @@
-/** Unit and integration tests: every one talks to a real Postgres (see test/support/postgres.ts). */
+/**
+ * `npm test`, in two projects. `pure` (descriptions, docs, key, release, signature, watermark, workflows)
+ * needs nothing running. `database` (the nodes, the store, the transport) talks to a real Postgres, which
+ * its global setup starts once (TEST_DATABASE_URL, or an embedded server: test/support/globalSetup.ts),
+ * and only when one of its tests runs.
+ */
+const DATABASE_LAYERS = ['node', 'store', 'transport'];
+
+const project = { preset: 'ts-jest', testEnvironment: 'node', testMatch: ['**/*.test.ts'] };
+
 module.exports = {
-	preset: 'ts-jest',
-	testEnvironment: 'node',
-	roots: ['<rootDir>/test'],
-	testMatch: ['**/*.test.ts'],
-	testPathIgnorePatterns: ['/node_modules/', '/test/e2e/'],
-	globalSetup: '<rootDir>/test/support/globalSetup.ts',
-	globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
+	projects: [
+		{
+			...project,
+			displayName: 'pure',
+			roots: ['<rootDir>/test'],
+			testPathIgnorePatterns: [
+				'/node_modules/',
+				'/test/e2e/',
+				...DATABASE_LAYERS.map((l) => `/test/${l}/`),
+			],
+		},
+		{
+			...project,
+			displayName: 'database',
+			roots: DATABASE_LAYERS.map((layer) => `<rootDir>/test/${layer}`),
+			globalSetup: '<rootDir>/test/support/globalSetup.ts',
+			globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
+		},
+	],
 	testTimeout: 60_000,
 };
