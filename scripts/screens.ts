@@ -1,6 +1,6 @@
 // `npm run screens`: the README's pictures, taken from the real editor. Starts an embedded Postgres and
 // n8n with the packed package and the Idempotency Claim template (harness/browser/editorN8n.ts, over
-// harness/stack.ts), signs in with headless Chromium, and saves into scripts/screens/:
+// harness/stack.ts), signs in with headless Chromium, and saves into docs/images/:
 //   template-canvas.png        the template on the canvas
 //   claim-node-panel.png       the Idempotency Claim node's panel: Key Source, Claim Mode, Lease, hints
 //   execution-duplicate.png    an execution of a repeated delivery, gone down Duplicate
@@ -12,8 +12,9 @@ import { startEditorN8n, type EditorN8n } from '../harness/browser/editorN8n';
 import { N8nEditor } from '../harness/browser/n8nEditor';
 import { OWNER } from '../harness/n8n/owner';
 import { startEmbeddedPostgres, type PostgresServer } from '../harness/postgres/server';
+import { REPO_ROOT } from '../harness/repo';
 
-const SCREENS_DIR = join(__dirname, 'screens');
+const SCREENS_DIR = join(REPO_ROOT, 'docs', 'images');
 const CLAIM_NODE = 'Idempotency Claim';
 
 const log = (message: string) => process.stderr.write(`[screens] ${message}\n`);
