@@ -3,7 +3,6 @@ import type { Pool } from 'pg';
 
 import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
 import type { ClaimTable } from '../../nodes/Idempotency/store/claimTable';
-import { usesUnnamedStatements } from '../../nodes/Idempotency/store/namedStatements';
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
@@ -11,6 +10,7 @@ import { rowsOf } from '../../harness/postgres/claimTableSql';
 import { openTestClaimTable, type TestClaimTable } from './claimTable';
 import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
 import { TransactionPooler } from '../../harness/postgres/transactionPooler';
+import { WireProxy } from '../../harness/postgres/wireProxy';
 
 // PgBouncer is a system package (Debian `pgbouncer`, which .ci/run installs). Without it a developer's
 // `npm test` skips these tests and says so; in CI its absence fails the run.
@@ -22,16 +22,39 @@ if (!poolerInstalled && !process.env.CI) {
 }
 const describeWithPooler = poolerInstalled || process.env.CI ? describe : describe.skip;
 
+/** The node names its claim statements idem_<hash> (store/claimSql.ts); an unnamed one carries no name. */
+const STATEMENT_NAME = Buffer.from('idem_');
+
+/** What the node's pools send, seen on the wire: chunks in all, and chunks that name a statement. */
+const sent = { pooled: { chunks: 0, named: 0 }, direct: { chunks: 0, named: 0 } };
+const counting = (side: keyof typeof sent) => () => ({
+	fromClient: (chunk: Buffer) => {
+		sent[side].chunks++;
+		if (chunk.includes(STATEMENT_NAME)) sent[side].named++;
+	},
+});
+
 let pooler: TransactionPooler;
+/** The pooler, and the server itself, behind relays that count what the pools send. */
+let toPooler: WireProxy;
+let toServer: WireProxy;
 let admin: Pool;
 beforeAll(async () => {
 	if (!poolerInstalled && !process.env.CI) return;
 	pooler = await TransactionPooler.start(testDatabaseUrl());
+	const server = new URL(testDatabaseUrl());
+	toPooler = await WireProxy.start({ host: '127.0.0.1', port: pooler.port }, counting('pooled'));
+	toServer = await WireProxy.start(
+		{ host: server.hostname, port: Number(server.port || 5432) },
+		counting('direct'),
+	);
 	admin = testPool(2);
 }, 30_000);
 afterAll(async () => {
 	await closeAllPools();
 	await admin?.end();
+	await toPooler?.close();
+	await toServer?.close();
 	await pooler?.stop();
 });
 
@@ -40,7 +63,7 @@ function throughPooler(): Promise<TestClaimTable> {
 	return openTestClaimTable(
 		uniqueTableName('pooled'),
 		{ createIfMissing: true, privileges: [] },
-		testCredentials({ host: '127.0.0.1', port: pooler.port }),
+		testCredentials({ host: '127.0.0.1', port: toPooler.port }),
 	);
 }
 
@@ -88,14 +111,21 @@ describeWithPooler(
 			);
 			expect(rows.rows[0].n).toBe(1000);
 			// The pool found the pooler and sends its claims unnamed; a direct pool keeps its prepared statements.
-			expect(usesUnnamedStatements(table.pool)).toBe(true);
-			const direct = await openTestClaimTable(table.ref.table, {
-				createIfMissing: false,
-				privileges: [],
-			});
+			const before = { ...sent.pooled };
+			const after = await Promise.all(
+				Array.from({ length: 8 }, (_, i) => claimOne(table, `evt:after-${i}`)),
+			);
+			expect(after.every((o) => o.won)).toBe(true);
+			expect(sent.pooled.chunks).toBeGreaterThan(before.chunks);
+			expect(sent.pooled.named).toBe(before.named);
+			const direct = await openTestClaimTable(
+				table.ref.table,
+				{ createIfMissing: false, privileges: [] },
+				testCredentials({ host: '127.0.0.1', port: toServer.port }),
+			);
 			await direct.claim(['evt:direct-1']);
 			await Promise.all(Array.from({ length: 8 }, (_, i) => direct.claim([`evt:direct-${i}`])));
-			expect(usesUnnamedStatements(direct.pool)).toBe(false);
+			expect(sent.direct.named).toBeGreaterThan(0);
 		}, 120_000);
 	},
 );

@@ -35,8 +35,3 @@ export async function queryStatement<R extends QueryResultRow>(
 	}
 	return client.query<R>({ text: statement.text, values });
 }
-
-/** Whether the pool was found behind a transaction pooler (for tests and benchmarks). */
-export function usesUnnamedStatements(pool: Pool): boolean {
-	return poolsBehindTransactionPooler.has(pool);
-}
