@@ -88,11 +88,13 @@ export async function closeIdlePools(idleMs: number): Promise<number> {
 	return closed;
 }
 
-/** Ends every pool (tests, benchmarks and shutdown). */
+// Exported for tests and benchmarks: n8n gives a node no shutdown hook, and only the process that holds a pool can end it.
+/** Ends every pool. */
 export async function closeAllPools(): Promise<void> {
 	await closeIdlePools(-1);
 }
 
+// Exported for tests and benchmarks: the pools a process holds are not visible from outside it (one whose connections failed has none).
 export function openPoolCount(): number {
 	return pools.length;
 }
