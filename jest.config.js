@@ -26,6 +26,7 @@ module.exports = {
 			roots: DATABASE_LAYERS.map((layer) => `<rootDir>/test/${layer}`),
 			globalSetup: '<rootDir>/test/support/globalSetup.ts',
 			globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
+			setupFilesAfterEnv: ['<rootDir>/test/support/closePools.ts'],
 		},
 	],
 	testTimeout: 60_000,

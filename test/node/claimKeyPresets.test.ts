@@ -3,11 +3,8 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { claimProperties } from '../../nodes/Idempotency/descriptions/claimProperties';
 import { PROVIDER_KEY_PRESETS } from '../../nodes/Idempotency/key/providerPresets';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
-
-afterAll(closeAllPools);
 
 const node = new IdempotencyClaim();
 

@@ -2,12 +2,9 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { rowsOf } from '../../harness/postgres/claimTableSql';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(1);
 afterAll(() => admin.end());

@@ -2,12 +2,9 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { executeContext } from '../../harness/node/executeContext';
 import { createKeyAndFirstSeenTable } from '../../harness/postgres/claimTableSql';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(1);
 afterAll(() => admin.end());

@@ -7,12 +7,9 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../../harness/postgres/claimTableSql';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(2);
 afterAll(() => admin.end());

@@ -2,14 +2,11 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { claimsByStatus } from '../../harness/postgres/claimTableSql';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { seededRandom } from '../../harness/webhooks/seededRandom';
 import { planStorm } from '../../harness/webhooks/stormPlan';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const EVENTS = Number(process.env.STORM_EVENTS ?? 1000);
 const WORKERS = 16;

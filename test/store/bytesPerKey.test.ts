@@ -11,12 +11,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
 import type { ClaimOptions } from '../../nodes/Idempotency/store/claimOutcome';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { tableDataBytes } from '../../harness/postgres/claimTableSql';
 import { freshClaimTable, originalLayoutClaimTable, type TestClaimTable } from './claimTable';
 import { testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 /** Completing a claim writes a new row version; autovacuum frees the old ones for reuse while claims go on. */
 const VACUUM_EVERY_KEYS = 2_000;

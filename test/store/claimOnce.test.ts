@@ -1,12 +1,10 @@
 import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { TableError } from '../../nodes/Idempotency/errors';
-import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
 import { freshClaimTable } from './claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(2);
 afterAll(() => admin.end());

@@ -1,9 +1,6 @@
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { rowsOf } from '../../harness/postgres/claimTableSql';
 import { freshClaimTable, originalLayoutClaimTable, type TestClaimTable } from './claimTable';
-
-afterAll(closeAllPools);
 
 // The clock is a parameter of every statement: lease expiry is tested by moving it, never by sleeping.
 const T0 = new Date('2026-01-01T00:00:00Z');

@@ -1,9 +1,6 @@
 import { completeKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { freshClaimTable, openTestClaimTable } from './claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(1);
 afterAll(() => admin.end());

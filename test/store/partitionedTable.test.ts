@@ -3,12 +3,9 @@
  * purge and report operation runs on hash-partitioned tables of both layouts in tableLayouts.test.ts;
  * this file covers what table preparation does with them.
  */
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../../harness/postgres/claimTableSql';
 import { freshClaimTable, openTestClaimTable } from './claimTable';
 import { testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(2);
 afterAll(() => admin.end());

@@ -1,10 +1,7 @@
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
 import { freshClaimTable, originalLayoutClaimTable } from './claimTable';
 import { testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const now = new Date('2026-03-01T00:00:00Z');
 const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);

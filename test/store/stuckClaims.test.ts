@@ -1,11 +1,9 @@
 import { listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
-import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { createKeyAndFirstSeenTable } from '../../harness/postgres/claimTableSql';
 import { freshClaimTable, originalLayoutClaimTable } from './claimTable';
 import { testCredentials, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const now = new Date('2026-03-01T12:00:00Z');
 const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_000);

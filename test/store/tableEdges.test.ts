@@ -7,12 +7,10 @@ import {
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { CLAIM_ID_COLUMNS, LEASE_CLAIM_COLUMNS } from '../../nodes/Idempotency/store/tableSchema';
-import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
 import { openTestClaimTable as open, withClaimHelper } from './claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const lease = (createIfMissing: boolean): TableNeeds => ({
 	createIfMissing,

@@ -8,7 +8,6 @@ import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
 import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { countStuckClaims, listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
 import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
 import {
 	freshClaimTable,
@@ -18,8 +17,6 @@ import {
 	type TestClaimTable,
 } from './claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(2);
 afterAll(() => admin.end());

@@ -1,13 +1,11 @@
 import type { Pool } from 'pg';
 
 import { ClaimError } from '../../nodes/Idempotency/errors';
-import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { AnswerDroppingProxy } from '../../harness/faults/answerDroppingProxy';
 import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
 import { freshClaimTable, withClaimHelper } from './claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(2);
 afterAll(() => admin.end());

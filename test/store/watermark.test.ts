@@ -15,11 +15,9 @@ import {
 } from '../../nodes/Idempotency/store/advanceWatermark';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { watermarkRef, type WatermarkRef } from '../../nodes/Idempotency/store/watermarkTable';
-import { closeAllPools, poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { markValue } from '../../nodes/Idempotency/watermark/markValue';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
-
-afterAll(closeAllPools);
 
 const admin = testPool(2);
 afterAll(() => admin.end());
