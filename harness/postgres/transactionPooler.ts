@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import { freePort } from '../freePort';
 import { connectWhenReady } from './connections';
-import { serverOwner } from './serverBinaries';
+import { serverOwner } from './ownServer';
 
 /**
  * A real PgBouncer in `pool_mode = transaction` in front of the test server, with fewer server
