@@ -1,8 +1,6 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
-import { claimProperties } from '../../nodes/Idempotency/descriptions/claimProperties';
-import { PROVIDER_KEY_PRESETS } from '../../nodes/Idempotency/key/providerPresets';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 
@@ -73,12 +71,10 @@ const deliveries = {
 
 describe('Idempotency Claim: provider key presets', () => {
 	it('offers exactly the presets this file tests, each with its advice', () => {
-		const offered = claimProperties
-			.find((property) => property.name === 'keyPreset')!
-			.options!.map((option) => (option as { value: string }).value);
-		expect(offered.sort()).toEqual(Object.keys(deliveries).sort());
-		for (const preset of PROVIDER_KEY_PRESETS)
-			expect(preset.description.length).toBeGreaterThan(10);
+		const presets = node.description.properties.find((property) => property.name === 'keyPreset')!
+			.options as Array<{ value: string; description: string }>;
+		expect(presets.map((preset) => preset.value).sort()).toEqual(Object.keys(deliveries).sort());
+		for (const preset of presets) expect(preset.description.length).toBeGreaterThan(10);
 	});
 
 	it.each(Object.entries(deliveries))(

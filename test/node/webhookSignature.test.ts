@@ -1,9 +1,7 @@
 import type { IDataObject, INode, INodeExecutionData } from 'n8n-workflow';
 
 import { WebhookSignature } from '../../nodes/WebhookSignature/WebhookSignature.node';
-import { webhookSigningSecretTest } from '../../nodes/WebhookSignature/methods/credentialTest';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
-import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import {
 	genericHeader,
 	githubHeader,
@@ -36,7 +34,7 @@ async function run(
 		credentials: {
 			secret: extra.secret ?? SECRET,
 			previousSecret: extra.previousSecret ?? '',
-		} as unknown as PostgresCredentials,
+		},
 		continueOnFail: extra.continueOnFail,
 		onError: extra.onError,
 		perItem: extra.perItem,
@@ -444,7 +442,7 @@ describe('On Error: no setting lets an unverified item leave Valid', () => {
 
 describe('Webhook Signing Secret credential test', () => {
 	const test = (data: Record<string, string>) =>
-		webhookSigningSecretTest.call({} as never, {
+		new WebhookSignature().methods.credentialTest.webhookSigningSecretTest.call({} as never, {
 			id: '1',
 			name: 'c',
 			type: 'idempotencyWebhookSigningApi',
