@@ -17,7 +17,6 @@ import type { Pool } from 'pg';
 import type { AppDatabase } from '../../harness/postgres/appDatabase';
 import { claimsByStatus, rowsOf } from '../../harness/postgres/claimTableSql';
 import { InjectedFailures } from '../../harness/faults/injectedFailures';
-import { startStack, type Stack } from '../../harness/stack';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
@@ -27,6 +26,7 @@ import {
 } from '../../harness/faults/restartBeforeComplete';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
 import { planStorm } from '../../harness/webhooks/stormPlan';
+import { stackForSuite } from '../support/stackForSuite';
 import {
 	terminateConnectionsOf,
 	type TerminatedConnections,
@@ -55,32 +55,31 @@ const OUTAGE = process.env.E2E_STORM_OUTAGE === 'server' ? 'server' : 'app';
 const template = loadShippedWorkflow('idempotency-claim-template.json');
 
 let appServer: RestartablePostgres | undefined;
-let started: Stack | undefined;
 let app: AppDatabase;
 let admin: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
-beforeAll(async () => {
-	appServer = await RestartablePostgres.start();
-	started = await startStack({
-		appDatabase: 'idem_storm',
-		n8nSchema: N8N_SCHEMA,
-		workflows: [template],
-		publish: [template.id],
-		appSql: InjectedFailures.installSql,
-		appServerUrl: appServer.url,
-	});
-	// The test's own connection is the admin's: killing the app role's connections leaves it alone.
-	({ app, pool: admin, n8n, executions } = started);
-	// A server-wide outage also kills this pool's idle connections; the pool replaces them.
-	admin.on('error', () => undefined);
-}, 15 * 60_000);
-
-afterAll(async () => {
-	await started?.close();
-	await appServer?.stop();
-}, 120_000);
+stackForSuite(
+	async () => {
+		appServer = await RestartablePostgres.start();
+		return {
+			appDatabase: 'idem_storm',
+			n8nSchema: N8N_SCHEMA,
+			workflows: [template],
+			publish: [template.id],
+			appSql: InjectedFailures.installSql,
+			appServerUrl: appServer.url,
+		};
+	},
+	(started) => {
+		// The test's own connection is the admin's: killing the app role's connections leaves it alone.
+		({ app, pool: admin, n8n, executions } = started);
+		// A server-wide outage also kills this pool's idle connections; the pool replaces them.
+		admin.on('error', () => undefined);
+	},
+);
+afterAll(() => appServer?.stop(), 120_000);
 
 it(
 	`retry storm: ${EVENTS} events, 1–5 concurrent deliveries each, ~10 % failing business steps, ${OUTAGE === 'app' ? 'app' : 'all'} connections killed mid-run → exactly ${EVENTS} business rows`,
