@@ -1,8 +1,8 @@
 /**
- * `npm test`, in two projects. `pure` (descriptions, docs, key, release, signature, watermark, workflows)
- * needs nothing running. `database` (the nodes, the store, the transport) talks to a real Postgres, which
- * its global setup starts once (TEST_DATABASE_URL, or an embedded server: test/support/globalSetup.ts),
- * and only when one of its tests runs.
+ * `npm test`, in two projects. `pure` (descriptions, docs, key, release, response, signature, watermark,
+ * workflows) needs nothing running. `database` (the nodes, the store, the transport) talks to a real
+ * Postgres, which its global setup starts once (TEST_DATABASE_URL, or an embedded server:
+ * test/support/globalSetup.ts), and only when one of its tests runs.
  */
 const DATABASE_LAYERS = ['node', 'store', 'transport'];
 

@@ -17,13 +17,15 @@ CREATE TABLE IF NOT EXISTS processed_events (
 	-- The 12 bytes of the current holder's claim ID.
 	claim_token bytea,
 	-- A kind byte and 128 bits of the payload's SHA-256, when Payload Fingerprint is on.
-	fingerprint bytea
+	fingerprint bytea,
+	-- The answer Complete stored (Store Response), replayed to later repeats: json keeps its text exact.
+	response json
 );
 
 -- A table made earlier with only (key, first_seen), such as the built-in-nodes template's, gets the
 -- columns it lacks here, in the types of the node's original layout, as the node itself adds them. These
 -- lines only add columns: existing keys stay, and count as completed. A table this file (or the node)
--- created keeps its claim ID as bytes and is complete: nothing is added to it.
+-- created keeps its claim ID as bytes: only a missing response column is added to it.
 DO $$
 BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'processed_events'::regclass
@@ -37,6 +39,10 @@ BEGIN
 			ADD COLUMN IF NOT EXISTS fingerprint text;
 	END IF;
 END $$;
+
+-- Stored responses (Idempotency Key → Complete → Store Response), in either layout; a table without this
+-- column works for everything else.
+ALTER TABLE processed_events ADD COLUMN IF NOT EXISTS response json;
 
 -- The cleanup workflow deletes by age; this index keeps that cheap on big tables.
 CREATE INDEX IF NOT EXISTS processed_events_first_seen_idx ON processed_events (first_seen);

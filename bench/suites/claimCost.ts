@@ -57,7 +57,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 	const table = {
 		pool,
 		ref: dist.tableRef('public', TABLE),
-		capabilities: { counters: true, leases: true, fingerprint: true },
+		capabilities: { counters: true, leases: true, fingerprint: true, responses: true },
 		layout: dist.tableLayout.layoutOf(
 			new Map(
 				['claim_token', 'fingerprint'].map((name) => [

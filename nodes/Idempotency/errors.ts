@@ -1,10 +1,10 @@
 /**
  * The errors this package raises itself, one class per kind of fault so a message and a test can name it:
  * a KeyError is one item's (no key can be made from it), a TableError the table's or the role's, a
- * ClaimError says a claim could not be decided safely, a WatermarkError that a scope's mark holds the other
- * kind of value. The nodes route by where a failure happens (deriving one item's key, or the database call
- * for all), not by class: an item's key failure is `bad_delivery`, anything the database call raises fails
- * every item of the execution.
+ * ClaimError says a claim could not be decided safely, a WatermarkError that a scope's mark holds the
+ * other kind of value, a ResponseError that Complete was given a response it cannot store. The nodes
+ * route by where a failure happens (reading one item, or the database call for all), not by class: an
+ * item's key failure is `bad_delivery`, anything the database call raises fails every item.
  */
 export class IdempotencyError extends Error {
 	constructor(message: string, options?: { cause?: unknown }) {
@@ -24,3 +24,6 @@ export class ClaimError extends IdempotencyError {}
 
 /** A watermark the values cannot be compared with: its scope holds the other kind (numbers or dates). */
 export class WatermarkError extends IdempotencyError {}
+
+/** A response Complete cannot store: a bad status code or header, a body that is not JSON, or too large. */
+export class ResponseError extends IdempotencyError {}

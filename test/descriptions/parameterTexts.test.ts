@@ -103,5 +103,7 @@ it('puts hints only where they prevent a mistake, so the panels stay quiet', () 
 		'leaseSeconds',
 		'olderThanDays',
 		'scope',
+		'storeResponse',
+		'waitSeconds',
 	]);
 });

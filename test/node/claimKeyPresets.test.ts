@@ -43,6 +43,13 @@ const deliveries = {
 		{ 'x-github-delivery': '72d3162e-cc78', 'x-hub-signature-256': 'sha256=aa' },
 		'evt:72d3162e-cc78',
 	),
+	// An API caller's retry: the draft's quoted form, then the bare form many clients send; one key.
+	idempotencyKey: redelivered(
+		'{"amount":10}',
+		{ 'Idempotency-Key': '"8e03978e-40d5-43e8-bc93-6894a57f9324"' },
+		{ 'idempotency-key': '8e03978e-40d5-43e8-bc93-6894a57f9324' },
+		'evt:8e03978e-40d5-43e8-bc93-6894a57f9324',
+	),
 	shopify: redelivered(
 		'{"id":820982911946154500}',
 		{ 'X-Shopify-Event-Id': '98880550-7158-44d4', 'x-shopify-topic': 'orders/create' },

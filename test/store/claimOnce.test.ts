@@ -54,7 +54,12 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 			`INSERT INTO ${name} (key, first_seen) VALUES ('evt:old', now() - interval '2 days')`,
 		);
 		const table = await freshClaimTable(false, name);
-		expect(table.capabilities).toEqual({ counters: false, leases: false, fingerprint: false });
+		expect(table.capabilities).toEqual({
+			counters: false,
+			leases: false,
+			fingerprint: false,
+			responses: false,
+		});
 		const [old, fresh] = await table.claim(['evt:old', 'evt:new']);
 		expect(old.won).toBe(false);
 		expect(old.duplicateKind).toBe('completed');
@@ -71,7 +76,12 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('keyonly'));
 		await admin.query(`INSERT INTO ${name} (key) VALUES ('evt:old')`);
 		const table = await freshClaimTable(true, name);
-		expect(table.capabilities).toEqual({ counters: true, leases: true, fingerprint: true });
+		expect(table.capabilities).toEqual({
+			counters: true,
+			leases: true,
+			fingerprint: true,
+			responses: true,
+		});
 		const [old] = await table.claim(['evt:old'], { mode: 'lease' });
 		expect(old.won).toBe(false);
 		expect(old.duplicateKind).toBe('completed');

@@ -40,7 +40,7 @@ describe('workflows/processed_events.sql', () => {
 		// Fixed-width columns before the text ones: no alignment padding in any row; at most 8 columns, so
 		// a row's null bitmap stays inside its 24-byte header.
 		expect(byNode.map((c) => c.column_name).join(' ')).toBe(
-			'first_seen last_seen lease_until deliveries key claim_token fingerprint',
+			'first_seen last_seen lease_until deliveries key claim_token fingerprint response',
 		);
 		expect(byNode.filter((c) => c.is_nullable === 'YES').map((c) => c.data_type)).toEqual([
 			'timestamp with time zone',
@@ -48,12 +48,26 @@ describe('workflows/processed_events.sql', () => {
 			'integer',
 			'bytea',
 			'bytea',
+			'json',
 		]);
 	});
 
-	it('run again on the table it created, it adds nothing; on a table of the original layout, nothing either', async () => {
+	it('run again on the table it created, it adds nothing; on a table of either layout made before stored responses, only the response column', async () => {
 		const again = await columnsAfter([SHIPPED_SQL, SHIPPED_SQL], uniqueTableName('again_ddl'));
-		expect(again.map((c) => c.column_name)).toHaveLength(7);
+		expect(again.map((c) => c.column_name)).toHaveLength(8);
+		const compact = await columnsAfter(
+			[
+				`CREATE TABLE processed_events (first_seen timestamptz NOT NULL DEFAULT now(), last_seen timestamptz,
+				 lease_until timestamptz, deliveries integer, key text PRIMARY KEY, claim_token bytea, fingerprint bytea)`,
+				SHIPPED_SQL,
+			],
+			uniqueTableName('compact_ddl'),
+		);
+		expect(compact.map((c) => `${c.column_name} ${c.data_type}`).slice(5)).toEqual([
+			'claim_token bytea',
+			'fingerprint bytea',
+			'response json',
+		]);
 		const original = await columnsAfter(
 			[
 				`CREATE TABLE processed_events (first_seen timestamptz NOT NULL DEFAULT now(), last_seen timestamptz,
@@ -72,6 +86,7 @@ describe('workflows/processed_events.sql', () => {
 			'status text',
 			'claim_token text',
 			'fingerprint text',
+			'response json',
 		]);
 	});
 
@@ -85,7 +100,7 @@ describe('workflows/processed_events.sql', () => {
 			],
 			schema,
 		);
-		expect(rows).toHaveLength(8);
+		expect(rows).toHaveLength(9);
 		const kept = await withClient(testDatabaseUrl(), (client) =>
 			client.query(`SELECT key, status, deliveries FROM ${schema}.processed_events`),
 		);

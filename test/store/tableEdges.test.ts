@@ -157,7 +157,12 @@ describe('what table preparation refuses and what it leaves alone', () => {
 			{ createIfMissing: true, privileges: ['SELECT', 'INSERT', 'UPDATE'] },
 			credentials,
 		);
-		expect(table.capabilities).toEqual({ counters: false, leases: false, fingerprint: false });
+		expect(table.capabilities).toEqual({
+			counters: false,
+			leases: false,
+			fingerprint: false,
+			responses: false,
+		});
 		const [first, again] = [...(await table.claim(['evt:A'])), ...(await table.claim(['evt:A']))];
 		expect([first.won, again.won]).toEqual([true, false]);
 		// Claim With Lease needs columns this role cannot add: the error says who must add them.

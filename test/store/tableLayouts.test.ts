@@ -175,7 +175,7 @@ describe.each(LAYOUTS)('%s layout', (_layout, open) => {
 });
 
 describe('the compact layout on disk', () => {
-	it('a new table has 7 columns and no status; a claim writes only key, first_seen and 12 bytes of claim ID', async () => {
+	it('a new table has 8 columns and no status; a claim writes only key, first_seen and 12 bytes of claim ID', async () => {
 		const table = await freshClaimTable();
 		expect(table.layout).toEqual({
 			family: 'compact',
@@ -217,6 +217,7 @@ describe('the compact layout on disk', () => {
 			'key',
 			'claim_token',
 			'fingerprint',
+			'response',
 		]);
 	});
 

@@ -43,13 +43,15 @@ const packageCredentialTypes = manifest.n8n.credentials.map(
 	(path) => loadFromSource<{ name: string }>(path).name,
 );
 
-it('ships the eight workflows', () => {
+it('ships the ten workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
 		'cleanup-processed-events.json',
 		'github-template.json',
 		'idempotency-claim-template.json',
+		'idempotent-api-endpoint.json',
+		'one-at-a-time-per-entity.json',
 		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',

@@ -5,6 +5,7 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
+import { MAX_WAIT_SECONDS } from '../descriptions/claimProperties';
 import { deriveKey, hasEventId } from '../key/deriveKey';
 import { payloadFingerprint, type FingerprintMode } from '../key/fingerprint';
 import type { DerivedKey, KeyRule } from '../key/keyRule';
@@ -42,11 +43,18 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 
 	const mode = this.getNodeParameter('claimMode', 0, 'once') as ClaimMode;
 	let leaseSeconds = 0;
+	let waitSeconds = 0;
 	try {
-		if (mode === 'lease')
+		if (mode === 'lease') {
 			leaseSeconds = readNumber(this.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', {
 				min: 1,
 			});
+			waitSeconds = readNumber(
+				this.getNodeParameter('waitSeconds', 0, 0),
+				'Wait for Running Claim (Seconds)',
+				{ min: 0, max: MAX_WAIT_SECONDS },
+			);
+		}
 	} catch (error) {
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
@@ -93,7 +101,13 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		privileges:
 			countRepeats || mode === 'lease' ? ['SELECT', 'INSERT', 'UPDATE'] : ['SELECT', 'INSERT'],
 	};
-	const options = { mode, leaseSeconds, countRepeats, token: newClaimToken() };
+	const options = {
+		mode,
+		leaseSeconds,
+		countRepeats,
+		token: newClaimToken(),
+		waitMs: waitSeconds * 1000,
+	};
 	try {
 		const table = await openClaimTable(await poolFor(credentials), ref, needs);
 		outcomes = await withCurrentTable(table, needs, (current) =>
@@ -184,7 +198,7 @@ function resultObject(
 	outcome: ClaimOutcome,
 	iso: (date: Date | null) => string | null,
 ): IDataObject {
-	return {
+	const result: IDataObject = {
 		key: derived.key,
 		isNew: outcome.won,
 		status: outcome.status,
@@ -199,4 +213,7 @@ function resultObject(
 		leaseUntil: iso(outcome.leaseUntil),
 		claimId: outcome.claimToken,
 	};
+	// A completed repeat of a key whose Complete stored a response: what to answer it with.
+	if (outcome.response) result.response = outcome.response as unknown as IDataObject;
+	return result;
 }

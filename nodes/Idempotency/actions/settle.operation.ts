@@ -5,13 +5,14 @@ import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/clai
 import {
 	completeClaims,
 	releaseClaims,
-	type SettledState,
+	type SettledClaim,
 	type SettleRequest,
 } from '../store/settleKeys';
-import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
+import { CLAIM_ID_COLUMNS, RESPONSE_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
+import { readResponse, storesResponse } from './parameters/readResponse';
 import { readTableRef } from './parameters/readTableRef';
 
 export type SettleOperation = 'complete' | 'release';
@@ -24,6 +25,7 @@ export async function executeSettle(
 	const items = this.getInputData();
 	const out: INodeExecutionData[] = [];
 	const requests: Array<SettleRequest & { index: number }> = [];
+	const storing = operation === 'complete' && storesResponse(this);
 	for (let index = 0; index < items.length; index++) {
 		try {
 			const key = idValueToString(this.getNodeParameter('key', index), 'the key');
@@ -39,7 +41,8 @@ export async function executeSettle(
 						"the Idempotency Claim node's New output (Duplicate and Mismatch items hold no claim)",
 				);
 			}
-			requests.push({ index, key, claimToken: token });
+			const response = storing ? readResponse(this, index) : undefined;
+			requests.push({ index, key, claimToken: token, response });
 		} catch (error) {
 			const message = `Item ${index}: ${(error as Error).message}`;
 			if (!this.continueOnFail())
@@ -56,14 +59,14 @@ export async function executeSettle(
 		operation === 'release' || requests.some((request) => request.claimToken !== null);
 	const needs: TableNeeds = {
 		createIfMissing: false,
-		columns: checksClaimIds ? CLAIM_ID_COLUMNS : [],
+		columns: [...(checksClaimIds ? CLAIM_ID_COLUMNS : []), ...(storing ? RESPONSE_COLUMNS : [])],
 		privileges: operation === 'complete' ? ['SELECT', 'UPDATE'] : ['SELECT', 'DELETE'],
 	};
-	let states: SettledState[];
+	let settled: SettledClaim[];
 	try {
 		const table = await openClaimTable(await poolFor(credentials), ref, needs);
 		const settle = operation === 'complete' ? completeClaims : releaseClaims;
-		states = await withCurrentTable(table, needs, (current) => settle(current, requests));
+		settled = await withCurrentTable(table, needs, (current) => settle(current, requests));
 	} catch (error) {
 		return [
 			[
@@ -79,21 +82,22 @@ export async function executeSettle(
 		];
 	}
 	requests.forEach((request, position) => {
+		const { state, response } = settled[position];
+		const result: Record<string, unknown> = {
+			...((items[request.index].json.idempotency as object | undefined) ?? {}),
+			key: request.key,
+			operation,
+			// False when the key was not found, is held by another claim, or (Release) was already completed.
+			[operation === 'complete' ? 'completed' : 'released']:
+				state === (operation === 'complete' ? 'completed' : 'released'),
+			// What the row is now, in place of the claim's `processing`: completed, released (the row is
+			// gone), processing (held by another claim, untouched) or not_found.
+			status: state,
+		};
+		// The response the key holds now, to answer with: the one just stored, or the first one stored.
+		if (storing) result.response = response;
 		out.push({
-			json: {
-				...items[request.index].json,
-				idempotency: {
-					...((items[request.index].json.idempotency as object | undefined) ?? {}),
-					key: request.key,
-					operation,
-					// False when the key was not found, is held by another claim, or (Release) was already completed.
-					[operation === 'complete' ? 'completed' : 'released']:
-						states[position] === (operation === 'complete' ? 'completed' : 'released'),
-					// What the row is now, in place of the claim's `processing`: completed, released (the row is
-					// gone), processing (held by another claim, untouched) or not_found.
-					status: states[position],
-				},
-			},
+			json: { ...items[request.index].json, idempotency: result },
 			pairedItem: { item: request.index },
 		});
 	});

@@ -7,6 +7,9 @@ import { tableOptions } from './tableOptions';
 
 const WATERMARK = { keepItemsWhere: ['higher', 'later'] };
 
+/** The longest a repeat may wait for a running claim: an HTTP caller is rarely still listening after that. */
+export const MAX_WAIT_SECONDS = 300;
+
 export const claimProperties: INodeProperties[] = [
 	{
 		displayName: 'Key Source',
@@ -142,6 +145,17 @@ export const claimProperties: INodeProperties[] = [
 		default: 300,
 		description: 'How long a claim stays "processing" before a retry may take it over',
 		hint: 'Must outlast your slowest business step: a retry that arrives after the lease ran out takes the claim over and runs the step a second time',
+		displayOptions: { show: { claimMode: ['lease'] }, hide: WATERMARK },
+	},
+	{
+		displayName: 'Wait for Running Claim (Seconds)',
+		name: 'waitSeconds',
+		type: 'number',
+		typeOptions: { minValue: 0, maxValue: MAX_WAIT_SECONDS },
+		default: 0,
+		description:
+			'When another execution is still processing the key, wait up to this long for it: Complete → Duplicate with its stored response; Release or an expired lease → this delivery takes the claim (New). 0: go to Duplicate (in progress) at once.',
+		hint: 'A waiting execution keeps its HTTP request open and looks at the claim every 10–50 ms, holding no database connection; callers of an API retry on a timeout, providers usually wait 10–30 s',
 		displayOptions: { show: { claimMode: ['lease'] }, hide: WATERMARK },
 	},
 	{

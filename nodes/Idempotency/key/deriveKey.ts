@@ -1,4 +1,5 @@
 import { canonicalJson } from './canonicalJson';
+import { parseStructuredString } from './structuredString';
 import { readFieldPath } from './fieldPath';
 import { KeyError } from '../errors';
 import type { DerivedKey, KeyInput, KeyOrigin, KeyRule } from './keyRule';
@@ -26,7 +27,9 @@ function deriveUnscopedKey(input: KeyInput, rule: KeyRule): DerivedKey {
 		case 'auto':
 			return keyFromEventIdOrBody(input);
 		case 'header': {
-			const value = readHeader(input.json, rule.headerName);
+			const value = rule.structuredString
+				? readStructuredHeader(input.json, rule.headerName)
+				: readHeader(input.json, rule.headerName);
 			return prefixedIdKey('evt:', requireIdValue(value, `header "${rule.headerName}"`), 'header');
 		}
 		case 'field': {
@@ -136,11 +139,7 @@ function requireIdValue(value: unknown, where: string): string {
 }
 
 function readHeader(json: Record<string, unknown>, name: string): unknown {
-	const headers = json.headers;
-	if (!isPlainObject(headers)) return undefined;
-	const wanted = name.trim().toLowerCase();
-	const match = Object.keys(headers).find((header) => header.toLowerCase() === wanted);
-	const value = match === undefined ? undefined : headers[match];
+	const value = headerValue(json, name);
 	if (Array.isArray(value)) {
 		throw new KeyError(
 			`header "${name}" was sent ${value.length} times; expected exactly one value`,
@@ -154,6 +153,32 @@ function readHeader(json: Record<string, unknown>, name: string): unknown {
 		);
 	}
 	return value;
+}
+
+/**
+ * A header whose value may be a Structured Field String: a quoted value is keyed by the string it spells
+ * (so `"abc"` and `abc` are one key), and must be exactly one valid string; an unquoted one is read as any
+ * header is (the common form: Stripe-style clients send the bare value).
+ */
+function readStructuredHeader(json: Record<string, unknown>, name: string): unknown {
+	const value = headerValue(json, name);
+	if (typeof value !== 'string' || !value.startsWith('"')) return readHeader(json, name);
+	const spelled = parseStructuredString(value);
+	if (spelled === undefined) {
+		throw new KeyError(
+			`header "${name}" holds ${value.length > 60 ? `${value.slice(0, 60)}…` : value}, which is not one Structured Field string ` +
+				'("…" with only \\" and \\\\ escaped; a header sent twice is refused)',
+		);
+	}
+	return spelled;
+}
+
+function headerValue(json: Record<string, unknown>, name: string): unknown {
+	const headers = json.headers;
+	if (!isPlainObject(headers)) return undefined;
+	const wanted = name.trim().toLowerCase();
+	const match = Object.keys(headers).find((header) => header.toLowerCase() === wanted);
+	return match === undefined ? undefined : headers[match];
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,7 +1,8 @@
 /** Where a claim key comes from; chosen in the node's "Key Source" parameter. */
 export type KeyRule =
 	| { source: 'auto' }
-	| { source: 'header'; headerName: string }
+	/** `structuredString`: the value may be an RFC 8941 string (`"…"`), keyed by what it spells. */
+	| { source: 'header'; headerName: string; structuredString?: boolean }
 	| { source: 'field'; fieldPath: string }
 	| { source: 'expression'; value: unknown }
 	/** A polled item's own value (Remove Duplicates' "Value to Dedupe On"), keyed like a field: `evt:` + value. */

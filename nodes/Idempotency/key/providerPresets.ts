@@ -19,6 +19,13 @@ export const PROVIDER_KEY_PRESETS: readonly ProviderKeyPreset[] = [
 		description: 'X-GitHub-Delivery: the same GUID on every redelivery; each webhook gets its own',
 	},
 	{
+		value: 'idempotencyKey',
+		name: 'Idempotency-Key Header (HTTP APIs)',
+		rule: { source: 'header', headerName: 'Idempotency-Key', structuredString: true },
+		description:
+			"The Idempotency-Key request header an API caller sends (IETF draft, quoted or bare). Keys are chosen by callers: give each endpoint its own Scope, and add the caller's identity to it when callers are not trusted to keep their keys apart.",
+	},
+	{
 		value: 'shopify',
 		name: 'Shopify',
 		rule: { source: 'header', headerName: 'X-Shopify-Event-Id' },

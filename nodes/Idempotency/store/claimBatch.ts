@@ -1,4 +1,4 @@
-import { claimKeys } from './claimKeys';
+import { claimKeys, releaseWonKeys } from './claimKeys';
 import {
 	fingerprintsDiffer,
 	type ClaimOptions,
@@ -6,6 +6,7 @@ import {
 	type ClaimRequest,
 } from './claimOutcome';
 import type { ClaimTable } from './claimTable';
+import { waitForRunningClaims } from './waitForRunningClaims';
 
 /**
  * Claims one request per item, all in one call. When a batch holds the same key twice, the first item
@@ -17,7 +18,7 @@ export async function claimBatch(
 	options: ClaimOptions,
 ): Promise<ClaimOutcome[]> {
 	// One webhook per execution is the common case: nothing to look for.
-	if (requests.length === 1) return claimKeys(table, requests, options);
+	if (requests.length === 1) return claimAndWait(table, requests, options);
 	// Where each key first appears among the distinct requests.
 	const firstAt = new Map<string, number>();
 	const distinct: ClaimRequest[] = [];
@@ -31,7 +32,7 @@ export async function claimBatch(
 		}
 		positions[index] = position;
 	}
-	const outcomes = await claimKeys(table, distinct, options);
+	const outcomes = await claimAndWait(table, distinct, options);
 	if (distinct.length === requests.length) return outcomes;
 	return requests.map((request, index) => {
 		const position = positions[index];
@@ -39,6 +40,28 @@ export async function claimBatch(
 		if (first === request) return outcomes[position];
 		return repeatWithinBatch(outcomes[position], first, request, options);
 	});
+}
+
+/**
+ * Claims distinct keys and, when asked to, waits for the claims other executions hold. A later item of
+ * this batch with the same key never waits: its holder is this very execution. If the wait fails, every
+ * key this delivery won is released before the error is raised, so the provider's retry finds them free.
+ */
+async function claimAndWait(
+	table: ClaimTable,
+	requests: ClaimRequest[],
+	options: ClaimOptions,
+): Promise<ClaimOutcome[]> {
+	const outcomes = await claimKeys(table, requests, options);
+	if (!options.waitMs || options.mode !== 'lease') return outcomes;
+	let waited = false;
+	try {
+		await waitForRunningClaims(table, requests, outcomes, options, options.waitMs);
+		waited = true;
+		return outcomes;
+	} finally {
+		if (!waited) await releaseWonKeys(table, outcomes, options.token);
+	}
 }
 
 function repeatWithinBatch(

@@ -1,4 +1,5 @@
 import { ClaimError } from '../errors';
+import { storedResponseOf } from '../response/storedResponse';
 import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
 import { claimStatement, type ClaimShape } from './claimSql';
 import type { ClaimTable } from './claimTable';
@@ -26,6 +27,8 @@ interface StateRow {
 	fingerprint?: StoredValue | null;
 	/** The stored fingerprint describes another payload than the offered one. */
 	mismatch?: boolean;
+	/** What Complete stored for the key (pg parses the json). */
+	response?: unknown;
 }
 
 /** The one row of a one-key statement. */
@@ -174,6 +177,7 @@ class KeyClaim {
 				deliveries: counters ? 1 : null,
 				leaseUntil: lease ? answer.leaseUntil : null,
 				claimToken: leases ? this.options.token : null,
+				response: null,
 			};
 		}
 		const won = answer.mine === true;
@@ -192,6 +196,7 @@ class KeyClaim {
 			deliveries: this.mode === 'readOnly' ? null : (answer.deliveries ?? null),
 			leaseUntil: lease ? (answer.lease_until ?? null) : null,
 			claimToken: won && leases ? this.options.token : null,
+			response: won || processing ? null : storedResponseOf(answer.response),
 		};
 	}
 }
@@ -234,7 +239,8 @@ function batchAnswers(rows: BatchRow[], positions: number[], requests: ClaimRequ
 	return answers;
 }
 
-async function releaseWonKeys(
+/** Deletes the keys these outcomes won, held by this token; errors are swallowed (the caller reports its own). */
+export async function releaseWonKeys(
 	table: ClaimTable,
 	outcomes: ClaimOutcome[],
 	token: string,

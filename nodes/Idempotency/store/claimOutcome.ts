@@ -1,3 +1,5 @@
+import type { StoredResponse } from '../response/storedResponse';
+
 /** Why a delivery is a duplicate: completed work is safe to answer 200; in-progress work should be retried later. */
 export type DuplicateKind = 'completed' | 'in_progress';
 
@@ -18,6 +20,8 @@ export interface ClaimOptions {
 	countRepeats: boolean;
 	/** The clock for first_seen, last_seen and lease expiry; the database's now() when omitted. */
 	now?: Date;
+	/** Claim with lease: how long a repeat waits for a claim another execution holds (0 or omitted: not at all). */
+	waitMs?: number;
 }
 
 export interface ClaimOutcome {
@@ -36,6 +40,8 @@ export interface ClaimOutcome {
 	deliveries: number | null;
 	leaseUntil: Date | null;
 	claimToken: string | null;
+	/** What Complete stored for a completed key, to replay to this repeat; null when nothing was stored. */
+	response: StoredResponse | null;
 }
 
 /**

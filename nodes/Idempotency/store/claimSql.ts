@@ -48,6 +48,7 @@ export function claimStatement(table: ClaimTable, shape: ClaimShape): NamedState
 		c.counters,
 		c.leases,
 		c.fingerprint,
+		c.responses,
 		l.statusColumn,
 		l.tokenType,
 		l.fingerprintType,
@@ -147,6 +148,7 @@ class ClaimSqlParts {
 			capabilities.fingerprint
 				? `${alias}.fingerprint`
 				: `NULL::${this.fingerprintType} AS fingerprint`,
+			capabilities.responses ? `${alias}.response` : 'NULL::json AS response',
 		];
 	}
 
@@ -178,6 +180,8 @@ class ClaimSqlParts {
 			const same = this.sameFingerprintOrUnknown(`${alias}.fingerprint`, this.fingerprint);
 			columns.push([`COALESCE(NOT ${same}, false) AS mismatch`, 'false']);
 		}
+		// Set only once Complete stored an answer, so only a completed repeat carries one.
+		if (capabilities.responses) columns.push([`${alias}.response`, 'NULL::json']);
 		return columns;
 	}
 
@@ -191,6 +195,7 @@ class ClaimSqlParts {
 			leaseUntil,
 			'false',
 			`NULL::${this.fingerprintType}`,
+			'NULL::json',
 		];
 	}
 
@@ -283,7 +288,7 @@ class ClaimSqlParts {
 
 	upsertBatch(upsert: string, lease: boolean): string {
 		const stateColumns =
-			'first_seen, last_seen, deliveries, processing, lease_until, mine, fingerprint';
+			'first_seen, last_seen, deliveries, processing, lease_until, mine, fingerprint, response';
 		return (
 			`WITH ${this.batchInputs()}, ` +
 			`touched AS (${upsert} RETURNING e.key, ${ClaimSqlParts.FRESH} AS fresh, ${this.storedState('e').join(', ')}), ` +

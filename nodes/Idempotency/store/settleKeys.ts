@@ -1,3 +1,4 @@
+import { storedResponseOf, type StoredResponse } from '../response/storedResponse';
 import type { ClaimTable } from './claimTable';
 import { storedClaimToken } from './storedValues';
 import { processingSql } from './tableLayout';
@@ -10,10 +11,21 @@ export interface SettleRequest {
 	 * it; Release always needs one, so it can only ever undo the caller's own claim.
 	 */
 	claimToken: string | null;
+	/**
+	 * Complete only: the answer to store with the key (its JSON text, see response/storedResponse), for
+	 * later repeats to replay. A key that already holds one keeps it: the first answer is the one replayed.
+	 */
+	response?: string;
 }
 
 /** What a claim's row is once Complete or Release has run for it. */
 export type SettledState = 'completed' | 'released' | 'processing' | 'not_found';
+
+/** A settled claim: what its row is now and, where Complete stored one, the response it holds. */
+export interface SettledClaim {
+	state: SettledState;
+	response: StoredResponse | null;
+}
 
 /**
  * Marks claims done. A completed row keeps no claim token, so no Release can delete it afterwards; a
@@ -23,8 +35,9 @@ export type SettledState = 'completed' | 'released' | 'processing' | 'not_found'
 export async function completeClaims(
 	table: ClaimTable,
 	requests: SettleRequest[],
-): Promise<SettledState[]> {
-	if (!table.capabilities.leases) {
+): Promise<SettledClaim[]> {
+	const storing = requests.some((request) => request.response !== undefined);
+	if (!table.capabilities.leases && !storing) {
 		// Without lease columns every claim is final already (the caller refuses claim IDs here).
 		return settle(
 			table,
@@ -33,16 +46,27 @@ export async function completeClaims(
 			'completed',
 		);
 	}
-	const completed = `NOT ${processingSql(table.layout, 't')}`;
-	const matches = `(u.token IS NULL OR t.claim_token = u.token OR (t.claim_token IS NULL AND ${completed}))`;
+	const completed = table.capabilities.leases ? `NOT ${processingSql(table.layout, 't')}` : 'true';
+	const matches = table.capabilities.leases
+		? `(u.token IS NULL OR t.claim_token = u.token OR (t.claim_token IS NULL AND ${completed}))`
+		: 'true';
 	// A compact row is completed by clearing its lease; the original layout also says so in its status.
-	const status = table.layout.statusColumn ? "status = 'completed', " : '';
+	const sets = table.capabilities.leases
+		? [
+				...(table.layout.statusColumn ? ["status = 'completed'"] : []),
+				'lease_until = NULL',
+				'claim_token = NULL',
+			]
+		: [];
+	// The first stored answer stays: a Complete retried after a lost reply stores nothing new.
+	if (storing) sets.push('response = COALESCE(e.response, targets.response)');
 	return settle(
 		table,
-		`${targets(table, matches)}, done AS (UPDATE ${table.ref.qualified} AS e SET ${status}lease_until = NULL, claim_token = NULL ` +
-			`WHERE e.key IN (SELECT key FROM targets) RETURNING e.key)`,
+		`${targets(table, matches, true, storing)}, done AS (UPDATE ${table.ref.qualified} AS e SET ${sets.join(', ')} ` +
+			`FROM targets WHERE e.key = targets.key RETURNING e.key${storing ? ', e.response' : ''})`,
 		requests,
 		'completed',
+		storing,
 	);
 }
 
@@ -50,7 +74,7 @@ export async function completeClaims(
 export async function releaseClaims(
 	table: ClaimTable,
 	requests: SettleRequest[],
-): Promise<SettledState[]> {
+): Promise<SettledClaim[]> {
 	return settle(
 		table,
 		`${targets(table, 't.claim_token = u.token')}, done AS (DELETE FROM ${table.ref.qualified} AS e ` +
@@ -65,7 +89,7 @@ export async function completeKeys(
 	table: ClaimTable,
 	requests: SettleRequest[],
 ): Promise<boolean[]> {
-	return (await completeClaims(table, requests)).map((state) => state === 'completed');
+	return (await completeClaims(table, requests)).map(({ state }) => state === 'completed');
 }
 
 /** Whether each claim was released (its row deleted by this call). */
@@ -73,18 +97,18 @@ export async function releaseKeys(
 	table: ClaimTable,
 	requests: SettleRequest[],
 ): Promise<boolean[]> {
-	return (await releaseClaims(table, requests)).map((state) => state === 'released');
+	return (await releaseClaims(table, requests)).map(({ state }) => state === 'released');
 }
 
 /**
  * Per (key, claim ID) pair: whether it was settled, and otherwise what its row is. The `cur` join reads the
  * statement's snapshot, taken before `done` ran, which for a pair left unsettled is the row as it stays.
  */
-function settledPairs(table: ClaimTable): string {
+function settledPairs(table: ClaimTable, storing: boolean): string {
 	const processing = table.capabilities.leases ? processingSql(table.layout, 'cur') : 'false';
 	return (
 		'SELECT u.n, done.key IS NOT NULL AS settled, cur.key IS NOT NULL AS present, ' +
-		`coalesce(${processing}, false) AS processing ` +
+		`coalesce(${processing}, false) AS processing${storing ? ', done.response' : ''} ` +
 		`FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ` +
 		'LEFT JOIN targets ON targets.n = u.n LEFT JOIN done ON done.key = targets.key ' +
 		`LEFT JOIN ${table.ref.qualified} AS cur ON cur.key = u.k`
@@ -92,10 +116,11 @@ function settledPairs(table: ClaimTable): string {
 }
 
 /** The rows each (key, claim ID) pair matches, locked in key order first so concurrent batches cannot deadlock. */
-function targets(table: ClaimTable, matches: string, lock = true): string {
+function targets(table: ClaimTable, matches: string, lock = true, storing = false): string {
+	const responses = storing ? ', $3::json[]' : '';
 	return (
-		`WITH targets AS (SELECT t.key, u.n FROM ${table.ref.qualified} AS t ` +
-		`JOIN unnest($1::text[], $2::${table.layout.tokenType}[]) WITH ORDINALITY AS u(k, token, n) ` +
+		`WITH targets AS (SELECT t.key, u.n${storing ? ', u.response' : ''} FROM ${table.ref.qualified} AS t ` +
+		`JOIN unnest($1::text[], $2::${table.layout.tokenType}[]${responses}) WITH ORDINALITY AS u(k, token${storing ? ', response' : ''}, n) ` +
 		`ON t.key = u.k AND ${matches}${lock ? ' ORDER BY t.key COLLATE "C" FOR UPDATE OF t' : ''})`
 	);
 }
@@ -109,25 +134,31 @@ async function settle(
 	sql: string,
 	requests: SettleRequest[],
 	settledState: 'completed' | 'released',
-): Promise<SettledState[]> {
+	storing = false,
+): Promise<SettledClaim[]> {
 	if (requests.length === 0) return [];
 	const pairId = (request: SettleRequest) => JSON.stringify([request.key, request.claimToken]);
 	const pairs = [...new Map(requests.map((request) => [pairId(request), request])).values()];
+	const values: unknown[] = [
+		pairs.map((pair) => pair.key),
+		pairs.map((pair) =>
+			pair.claimToken === null ? null : storedClaimToken(table.layout, pair.claimToken),
+		),
+	];
+	if (storing) values.push(pairs.map((pair) => pair.response ?? null));
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
-			client.query<{ n: string; settled: boolean; present: boolean; processing: boolean }>(
-				`${sql} ${settledPairs(table)}`,
-				[
-					pairs.map((pair) => pair.key),
-					pairs.map((pair) =>
-						pair.claimToken === null ? null : storedClaimToken(table.layout, pair.claimToken),
-					),
-				],
-			),
+			client.query<{
+				n: string;
+				settled: boolean;
+				present: boolean;
+				processing: boolean;
+				response?: unknown;
+			}>(`${sql} ${settledPairs(table, storing)}`, values),
 		SETTLE_RETRY,
 	);
-	const states = new Map<string, SettledState>();
+	const settled = new Map<string, SettledClaim>();
 	for (const row of value.rows) {
 		const state: SettledState = row.settled
 			? settledState
@@ -136,7 +167,12 @@ async function settle(
 				: row.processing
 					? 'processing'
 					: 'completed';
-		states.set(pairId(pairs[Number(row.n) - 1]), state);
+		settled.set(pairId(pairs[Number(row.n) - 1]), {
+			state,
+			response: storedResponseOf(row.response),
+		});
 	}
-	return requests.map((request) => states.get(pairId(request)) ?? 'not_found');
+	return requests.map(
+		(request) => settled.get(pairId(request)) ?? { state: 'not_found', response: null },
+	);
 }

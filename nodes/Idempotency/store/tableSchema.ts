@@ -12,6 +12,8 @@ export interface TableCapabilities {
 	/** lease_until and claim_token, and in the original layout status */
 	leases: boolean;
 	fingerprint: boolean;
+	/** response: what Complete stored for the key, replayed to its repeats */
+	responses: boolean;
 }
 
 /** The optional columns of the original layout, in its types: what a table made earlier is given when it lacks one. */
@@ -23,12 +25,13 @@ const ORIGINAL_OPTIONAL_COLUMNS: Array<[string, string]> = [
 	['lease_until', 'timestamptz'],
 	['claim_token', 'text'],
 	['fingerprint', 'text'],
+	['response', 'json'],
 ];
 
 /**
  * The optional columns of the compact layout. Each is NULL until a claim needs it, and a NULL costs a row
  * nothing: a table of at most 8 columns keeps its null bitmap inside the 24-byte row header (a 9th column
- * would make every row holding a NULL 8 bytes longer), so this layout leaves room for one more.
+ * would make every row holding a NULL 8 bytes longer), and this layout has 8.
  */
 const COMPACT_OPTIONAL_COLUMNS: Array<[string, string]> = [
 	// NULL until the first repeat; the time of the last delivery after that.
@@ -41,6 +44,9 @@ const COMPACT_OPTIONAL_COLUMNS: Array<[string, string]> = [
 	['claim_token', 'bytea'],
 	// A kind byte and 128 bits of the payload's SHA-256.
 	['fingerprint', 'bytea'],
+	// The answer Complete stored (status code, named headers, body text), exactly as it will be replayed:
+	// json, not jsonb, keeps the text as written, so the replay is byte for byte the first answer.
+	['response', 'json'],
 ];
 
 /** Key column types under which the key Postgres stores is the key the node sent, byte for byte. */
@@ -68,6 +74,7 @@ const NEW_TABLE_ORDER = [
 	'key',
 	'claim_token',
 	'fingerprint',
+	'response',
 ];
 
 /**
@@ -133,6 +140,7 @@ export async function prepareTable(
 			counters: has('last_seen') && has('deliveries'),
 			leases: has('status') && has('lease_until') && has('claim_token'),
 			fingerprint: has('fingerprint'),
+			responses: has('response'),
 		},
 	};
 }
@@ -214,8 +222,16 @@ function checkKeyColumn(ref: TableRef, facts: TableFacts): void {
 	}
 }
 
-/** Every optional column: Claim With Lease reads and writes them all (a compact table derives status). */
-export const LEASE_CLAIM_COLUMNS = ORIGINAL_OPTIONAL_COLUMNS.map(([name]) => name);
+/**
+ * The optional columns Claim With Lease reads and writes (a compact table derives status). A stored
+ * response is not among them: a table without that column claims with leases as before.
+ */
+export const LEASE_CLAIM_COLUMNS = ORIGINAL_OPTIONAL_COLUMNS.map(([name]) => name).filter(
+	(name) => name !== 'response',
+);
 
 /** What settling a claim by its claim ID needs: the holder's token and the claim's state. */
 export const CLAIM_ID_COLUMNS = ['status', 'lease_until', 'claim_token'];
+
+/** What Complete needs to store a response with the claim. */
+export const RESPONSE_COLUMNS = ['response'];

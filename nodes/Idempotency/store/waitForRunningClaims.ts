@@ -1,0 +1,104 @@
+import { storedResponseOf } from '../response/storedResponse';
+import { claimKeys } from './claimKeys';
+import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
+import type { ClaimTable } from './claimTable';
+import { processingSql } from './tableLayout';
+
+/** The first look comes soon (most business steps are short), then every 50 ms at most. */
+const FIRST_LOOK_MS = 10;
+const LOOK_GROWTH = 1.5;
+const LONGEST_GAP_MS = 50;
+
+interface ClaimState {
+	key: string;
+	processing: boolean;
+	expired: boolean;
+	response: unknown;
+}
+
+/**
+ * Waits, up to `waitMs`, for the claims other executions hold on these outcomes' keys (duplicates
+ * `in_progress`, not mismatched). Each look is one short read of the keys' rows through the pool: no
+ * connection is kept between looks and no session state is used (no LISTEN, no advisory lock), so it
+ * holds behind a transaction pooler and across queue-mode workers. A key whose holder completed becomes
+ * a completed duplicate carrying the stored response; a key released, or whose lease ran out, is claimed
+ * again (this delivery wins it, or another waiter did and the wait goes on); a key still held when the
+ * time is up stays `in_progress`, as without waiting. A takeover after an expired lease counts this
+ * delivery a second time (the claim statement counts every delivery it sees). Outcomes are changed in place.
+ */
+export async function waitForRunningClaims(
+	table: ClaimTable,
+	requests: ClaimRequest[],
+	outcomes: ClaimOutcome[],
+	options: ClaimOptions,
+	waitMs: number,
+	sleep: (ms: number) => Promise<void> = delay,
+): Promise<void> {
+	const deadline = Date.now() + waitMs;
+	let waiting = outcomes.flatMap((outcome, position) =>
+		outcome.duplicateKind === 'in_progress' && !outcome.mismatch ? [position] : [],
+	);
+	for (let look = 0; waiting.length > 0; look++) {
+		const left = deadline - Date.now();
+		if (left <= 0) return;
+		await sleep(Math.min(left, gapBefore(look)));
+		const states = await readClaimStates(
+			table,
+			waiting.map((position) => requests[position].key),
+			options.now,
+		);
+		const reclaim: number[] = [];
+		for (const position of waiting) {
+			const state = states.get(requests[position].key);
+			if (!state || state.expired) reclaim.push(position);
+			else if (!state.processing) outcomes[position] = completedBy(outcomes[position], state);
+		}
+		if (reclaim.length > 0) {
+			const again = await claimKeys(
+				table,
+				reclaim.map((position) => requests[position]),
+				options,
+			);
+			reclaim.forEach((position, i) => (outcomes[position] = again[i]));
+		}
+		waiting = waiting.filter(
+			(position) =>
+				outcomes[position].duplicateKind === 'in_progress' && !outcomes[position].mismatch,
+		);
+	}
+}
+
+/** Gaps grow from 10 ms to 50 ms, each shortened by up to a fifth so that waiters spread out. */
+function gapBefore(look: number): number {
+	const gap = Math.min(LONGEST_GAP_MS, FIRST_LOOK_MS * LOOK_GROWTH ** look);
+	return Math.round(gap * (0.8 + Math.random() * 0.2));
+}
+
+function completedBy(outcome: ClaimOutcome, state: ClaimState): ClaimOutcome {
+	return {
+		...outcome,
+		status: 'completed',
+		duplicateKind: 'completed',
+		leaseUntil: null,
+		response: storedResponseOf(state.response),
+	};
+}
+
+async function readClaimStates(
+	table: ClaimTable,
+	keys: string[],
+	now: Date | undefined,
+): Promise<Map<string, ClaimState>> {
+	const response = table.capabilities.responses ? 'e.response' : 'NULL::json';
+	const { rows } = await table.pool.query<ClaimState>(
+		`SELECT e.key, COALESCE(${processingSql(table.layout, 'e')}, false) AS processing, ` +
+			'COALESCE(e.lease_until <= COALESCE($2::timestamptz, now()), false) AS expired, ' +
+			`${response} AS response FROM ${table.ref.qualified} AS e WHERE e.key = ANY($1::text[])`,
+		[keys, now ?? null],
+	);
+	return new Map(rows.map((row) => [row.key, row]));
+}
+
+function delay(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}
