@@ -24,6 +24,7 @@ const SUITES = [
 	'n8nThroughput',
 	'removeDuplicates',
 	'polledFeed',
+	'waitForRunningClaim',
 	'n8nMemory',
 	'cleanup',
 	'growth',

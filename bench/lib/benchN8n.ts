@@ -10,7 +10,9 @@ import type { N8nExecutions } from '../../harness/n8n/executions';
 import { runtimePaths } from '../../harness/n8n/runtime';
 import { loadShippedWorkflow, webhookPathOf } from '../../harness/n8n/workflows';
 import { startStack } from '../../harness/stack';
+import { credentialsFromUrl } from '../../harness/postgres/connections';
 import {
+	apiWorkflow,
 	batchClaimWorkflow,
 	claimWithBusinessStepWorkflow,
 	claimWorkflow,
@@ -20,6 +22,8 @@ import {
 	polledRemoveDuplicatesWorkflow,
 	removeDuplicatesWorkflow,
 	signedClaimWorkflow,
+	SMALL_POOL_CONNECTIONS,
+	SMALL_POOL_CREDENTIAL,
 } from './n8nWorkflows';
 
 /** The schema of n8n's own tables in the benchmark Postgres (Remove Duplicates keeps its history there). */
@@ -50,6 +54,7 @@ const benchWorkflows = () => ({
 		'higher',
 	),
 	polledRemoveDuplicates: polledRemoveDuplicatesWorkflow(),
+	api: apiWorkflow(),
 });
 export type BenchWorkflow = keyof ReturnType<typeof benchWorkflows>;
 
@@ -60,6 +65,14 @@ export interface BenchN8n {
 	/** n8n's per-node timings of a workflow's recent executions (null when n8n keeps its data in SQLite). */
 	executionTimings:
 		((workflow: BenchWorkflow, limit?: number) => ReturnType<N8nExecutions['timings']>) | null;
+	/** n8n's saved executions of a workflow: the last id, and when each node finished (null on SQLite). */
+	runs: {
+		lastId(): Promise<number>;
+		nodeEndTimes(
+			workflow: BenchWorkflow,
+			afterId: number,
+		): ReturnType<N8nExecutions['nodeEndTimes']>;
+	} | null;
 	description: string;
 	stop(): Promise<void>;
 }
@@ -93,6 +106,16 @@ export async function startN8nForBench({
 		n8nOnSqlite,
 		workflows: all,
 		publish: all.map((workflow) => workflow.id),
+		extraCredentials: [
+			{
+				...SMALL_POOL_CREDENTIAL,
+				data: {
+					...credentialsFromUrl(url),
+					ssl: 'disable',
+					maxConnections: SMALL_POOL_CONNECTIONS,
+				},
+			},
+		],
 		env: { N8N_LOG_LEVEL: 'warn' },
 		log: (message) => log(`n8n: ${message}`),
 	});
@@ -108,6 +131,13 @@ export async function startN8nForBench({
 		executionTimings: n8nOnSqlite
 			? null
 			: (workflow, limit) => executions.timings(workflows[workflow].id, limit),
+		runs: n8nOnSqlite
+			? null
+			: {
+					lastId: () => executions.lastId(),
+					nodeEndTimes: (workflow, afterId) =>
+						executions.nodeEndTimes(workflows[workflow].id, afterId),
+				},
 		description:
 			`n8n ${n8nVersion} on Node ${nodeVersion}, package installed from \`npm pack\` as a community package; ` +
 			`n8n's database: ${n8nOnSqlite ? 'SQLite (BENCH_N8N_DATABASE=sqlite)' : `Postgres (schema ${N8N_BENCH_SCHEMA} of the same server)`}, default execution saving`,

@@ -7,7 +7,12 @@ import {
 	POSTGRES_CREDENTIAL,
 	SIGNING_CREDENTIAL,
 } from '../../harness/n8n/credentials';
-import { newWorkflowId, type WorkflowJson, type WorkflowNode } from '../../harness/n8n/workflows';
+import {
+	loadShippedWorkflow,
+	newWorkflowId,
+	type WorkflowJson,
+	type WorkflowNode,
+} from '../../harness/n8n/workflows';
 
 const CLAIM_TABLE = 'bench_n8n_claims';
 const BUSINESS_TABLE = 'business_log';
@@ -321,4 +326,40 @@ export function polledRemoveDuplicatesWorkflow(
 			options: {},
 		}),
 	);
+}
+
+/** The Idempotency credential of the API benchmark: a pool of 10 connections for 20 callers at once. */
+export const SMALL_POOL_CREDENTIAL = {
+	id: 'idemBenchPool10',
+	name: 'Idempotency Postgres (10 connections)',
+	type: 'idempotencyPostgresApi',
+};
+export const SMALL_POOL_CONNECTIONS = 10;
+
+/** How long the API benchmark's order step holds its claim (a business step that takes its time). */
+export const API_ORDER_MS = 300;
+
+/**
+ * workflows/idempotent-api-endpoint.json as shipped, on its own path, its Idempotency nodes on the
+ * 10-connection credential, its order insert held for API_ORDER_MS.
+ */
+export function apiWorkflow(path = 'bench-api'): WorkflowJson {
+	const template = loadShippedWorkflow('idempotent-api-endpoint.json');
+	const nodes = structuredClone(template.nodes).map((n) => {
+		if (n.type === 'n8n-nodes-base.webhook')
+			return { ...n, webhookId: randomUUID(), parameters: { ...n.parameters, path } };
+		if (n.type.startsWith('n8n-nodes-idempotency.'))
+			return { ...n, credentials: { idempotencyPostgresApi: byName(SMALL_POOL_CREDENTIAL) } };
+		if (n.name === 'Create Order (example)')
+			return {
+				...n,
+				credentials: postgresCredentials,
+				parameters: {
+					...n.parameters,
+					query: `INSERT INTO ${BUSINESS_TABLE} (event_key, event_type) SELECT $1, 'order.created' FROM pg_sleep(${API_ORDER_MS / 1000}) RETURNING id`,
+				},
+			};
+		return n;
+	});
+	return { ...template, id: newWorkflowId(), name: 'bench: idempotent API endpoint', nodes };
 }

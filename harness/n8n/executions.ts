@@ -145,6 +145,33 @@ export class N8nExecutions {
 		};
 	}
 
+	/**
+	 * When each node of the workflow's finished executions after `afterId` finished (ms since the epoch,
+	 * n8n's own clock: the node's start plus its execution time), by execution, in id order.
+	 */
+	async nodeEndTimes(
+		workflowId: string,
+		afterId: number,
+	): Promise<Array<{ id: number; status: string; ends: Record<string, number> }>> {
+		const { rows } = await this.pool.query<{ id: number; status: string; data: string }>(
+			`SELECT e.id, e.status, d.data FROM ${this.schema}.execution_entity e
+			 JOIN ${this.schema}.execution_data d ON d."executionId" = e.id
+			 WHERE e."workflowId" = $1 AND e.id > $2 AND e.status NOT IN ('new', 'running', 'waiting')
+			 ORDER BY e.id`,
+			[workflowId, afterId],
+		);
+		return rows.map((row) => ({
+			id: row.id,
+			status: row.status,
+			ends: Object.fromEntries(
+				Object.entries(runDataOf(row.data)).map(([name, runs]) => [
+					name,
+					Math.max(...runs.map((run) => (run.startTime ?? 0) + (run.executionTime ?? 0))),
+				]),
+			),
+		}));
+	}
+
 	private async nodesRun(executionId: number): Promise<string[]> {
 		const { rows } = await this.pool.query(
 			`SELECT data FROM ${this.schema}.execution_data WHERE "executionId" = $1`,
@@ -155,10 +182,14 @@ export class N8nExecutions {
 	}
 }
 
+/** What n8n saves of one run of a node: when it started (ms since the epoch) and how long it took. */
+interface NodeRun {
+	startTime?: number;
+	executionTime?: number;
+}
+
 /** The run data of a saved execution: each node's runs, by node name. */
-function runDataOf(data: string): Record<string, Array<{ executionTime?: number }>> {
-	const parsed = parseFlatted(data) as {
-		resultData?: { runData?: Record<string, Array<{ executionTime?: number }>> };
-	};
+function runDataOf(data: string): Record<string, NodeRun[]> {
+	const parsed = parseFlatted(data) as { resultData?: { runData?: Record<string, NodeRun[]> } };
 	return parsed.resultData?.runData ?? {};
 }

@@ -1,5 +1,6 @@
 import { storedResponseOf, type StoredResponse } from '../response/storedResponse';
 import type { ClaimTable } from './claimTable';
+import { signalSettled } from './settleSignals';
 import { storedClaimToken } from './storedValues';
 import { processingSql } from './tableLayout';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
@@ -172,6 +173,13 @@ async function settle(
 			response: storedResponseOf(row.response),
 		});
 	}
+	// Repeats this process holds waiting for these keys look at them now (the statement has committed).
+	signalSettled(
+		table.ref.qualified,
+		requests
+			.filter((request) => settled.get(pairId(request))?.state === settledState)
+			.map((r) => r.key),
+	);
 	return requests.map(
 		(request) => settled.get(pairId(request)) ?? { state: 'not_found', response: null },
 	);

@@ -2,6 +2,7 @@ import { storedResponseOf } from '../response/storedResponse';
 import { claimKeys } from './claimKeys';
 import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
 import type { ClaimTable } from './claimTable';
+import { settleSignal } from './settleSignals';
 import { processingSql } from './tableLayout';
 
 /** The first look comes soon (most business steps are short), then every 50 ms at most. */
@@ -20,7 +21,8 @@ interface ClaimState {
  * Waits, up to `waitMs`, for the claims other executions hold on these outcomes' keys (duplicates
  * `in_progress`, not mismatched). Each look is one short read of the keys' rows through the pool: no
  * connection is kept between looks and no session state is used (no LISTEN, no advisory lock), so it
- * holds behind a transaction pooler and across queue-mode workers. A key whose holder completed becomes
+ * holds behind a transaction pooler and across queue-mode workers (where the holder runs in this process,
+ * its Complete or Release wakes the waiters at once: settleSignals). A key whose holder completed becomes
  * a completed duplicate carrying the stored response; a key released, or whose lease ran out, is claimed
  * again (this delivery wins it, or another waiter did and the wait goes on); a key still held when the
  * time is up stays `in_progress`, as without waiting. A takeover after an expired lease counts this
@@ -41,7 +43,13 @@ export async function waitForRunningClaims(
 	for (let look = 0; waiting.length > 0; look++) {
 		const left = deadline - Date.now();
 		if (left <= 0) return;
-		await sleep(Math.min(left, gapBefore(look)));
+		// The next look comes after its gap, or at once when this process settles one of the keys.
+		const signal = settleSignal(
+			table.ref.qualified,
+			waiting.map((position) => requests[position].key),
+		);
+		await Promise.race([sleep(Math.min(left, gapBefore(look))), signal.settled]);
+		signal.cancel();
 		const states = await readClaimStates(
 			table,
 			waiting.map((position) => requests[position].key),
