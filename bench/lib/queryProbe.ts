@@ -28,8 +28,11 @@ export function probeQueries(pg: Dist['pg']) {
 				done();
 				answered(...answer);
 			};
-		// pg-pool passes a callback; direct callers get a promise.
-		if (typeof callback === 'function')
+		// pg-pool passes a callback; direct callers get a promise; a pg Query carries its own callback.
+		const submitted = config as { submit?: unknown; callback?: unknown };
+		if (typeof submitted.submit === 'function' && typeof submitted.callback === 'function')
+			submitted.callback = timedCallback(submitted.callback as Callback);
+		else if (typeof callback === 'function')
 			return original.call(this, config, values, timedCallback(callback as Callback));
 		if (typeof values === 'function')
 			return original.call(this, config, timedCallback(values as Callback));

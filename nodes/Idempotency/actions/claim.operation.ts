@@ -21,7 +21,7 @@ import { databaseFailure, failedItem } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
 import { readNumber } from './parameters/readNumber';
 import { readDedupeValue } from './parameters/readDedupeValue';
-import { isPolledItem, readScope } from './parameters/readScope';
+import { isPolledItem, readKeySource, readScope } from './parameters/readScope';
 import { readTableRef } from './parameters/readTableRef';
 import { unclaimedItem, unclaimedRoute } from './failures/unclaimedItems';
 
@@ -160,8 +160,7 @@ function pushUnclaimed(
 }
 
 function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
-	const source = context.getNodeParameter('keySource', index, 'auto') as
-		KeyRule['source'] | 'preset';
+	const source = readKeySource(context, index) as KeyRule['source'] | 'preset';
 	switch (source) {
 		case 'header':
 			return { source, headerName: context.getNodeParameter('headerName', index) as string };

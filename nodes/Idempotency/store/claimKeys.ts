@@ -4,6 +4,7 @@ import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
 import { claimStatement, type ClaimShape } from './claimSql';
 import type { ClaimTable } from './claimTable';
 import { queryStatement } from './namedStatements';
+import { readSingleAnswer } from './singleAnswer';
 import {
 	storedClaimToken,
 	storedFingerprint,
@@ -14,27 +15,21 @@ import { CLAIM_RETRY, withTransientRetry } from './transientErrors';
 
 /**
  * A key's stored state, as a claim statement returns it (first_seen NULL: no row was found). A one-key
- * statement leaves out the columns its table cannot fill, and compares the fingerprint itself.
+ * statement (singleAnswer) leaves null what its table cannot fill, and compares the fingerprint itself.
  */
 interface StateRow {
 	first_seen: Date | null;
 	last_seen?: Date | null;
 	deliveries?: number | null;
-	processing?: boolean;
+	processing?: boolean | null;
 	lease_until?: Date | null;
 	/** The row holds this claim's token: a takeover, or this statement's own lost earlier attempt. */
-	mine?: boolean;
+	mine?: boolean | null;
 	fingerprint?: StoredValue | null;
 	/** The stored fingerprint describes another payload than the offered one. */
-	mismatch?: boolean;
+	mismatch?: boolean | null;
 	/** What Complete stored for the key (pg parses the json). */
 	response?: unknown;
-}
-
-/** The one row of a one-key statement. */
-interface SingleRow extends StateRow {
-	/** This statement inserted the key. */
-	fresh: boolean;
 }
 
 /** A row of a batch statement: a key it did not insert, or (key NULL) the summary of those it did. */
@@ -151,12 +146,12 @@ class KeyClaim {
 		if (this.mode === 'lease') values.push(this.options.leaseSeconds);
 		const { value, lostAttempts } = await withTransientRetry(
 			this.table.pool,
-			(client) => queryStatement<SingleRow & BatchRow>(this.table.pool, client, statement, values),
+			(client) => queryStatement(this.table.pool, client, statement, values),
 			CLAIM_RETRY,
 		);
 		const answers = single
-			? [singleAnswer(value.rows[0])]
-			: batchAnswers(value.rows, positions, this.requests);
+			? [singleAnswer(value.rows[0] as { answer: unknown[] } | undefined)]
+			: batchAnswers(value.rows as BatchRow[], positions, this.requests);
 		return { answers, lostAttempts };
 	}
 
@@ -201,9 +196,10 @@ class KeyClaim {
 	}
 }
 
-function singleAnswer(row: SingleRow | undefined): Answer {
+function singleAnswer(row: { answer: unknown[] } | undefined): Answer {
 	if (!row) return undefined;
-	return row.fresh ? new FreshKey(row.first_seen!, row.lease_until ?? null) : row;
+	const state = readSingleAnswer(row.answer);
+	return state.fresh ? new FreshKey(state.first_seen!, state.lease_until) : state;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import type { ClaimTable } from './claimTable';
+import { ANSWER_SLOTS, type AnswerSlot } from './singleAnswer';
 import { processingSql } from './tableLayout';
 
 /**
@@ -29,8 +30,9 @@ export interface ClaimShape {
  * The claim statement for this table and shape. Parameters: $1 the key (one) or keys (text[]), $2 its
  * fingerprint(s) or NULL, $3 the claim token, $4 the clock (NULL = now()), $5 lease seconds.
  *
- * What comes back is only what the node cannot know. A one-key statement returns one row: `fresh` when
- * this statement inserted the key, and the key's stored state otherwise. A batch statement returns a row
+ * What comes back is only what the node cannot know. A one-key statement returns one row of one json
+ * column (singleAnswer): `fresh` when this statement inserted the key, and the key's stored state
+ * otherwise. A batch statement returns a row
  * (with its key) for each key it did not insert, and one summary row, whose `key` is NULL, holding how
  * many keys it inserted (`fresh`) and the clock they share: the node knows everything else about them.
  *
@@ -72,6 +74,22 @@ function claimSql(parts: ClaimSqlParts, shape: ClaimShape): string {
 
 /** Only counters changed: this transaction need not wait for its commit to reach disk. */
 const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)";
+
+/** A timestamptz as UTC text without a zone, whatever the session's TimeZone (read by parseUtcTimestamp). */
+function utcText(timestamp: string): string {
+	return `(${timestamp}) AT TIME ZONE 'UTC'`;
+}
+
+/** The one json array a one-key statement answers (see singleAnswer), and anything evaluated after it. */
+function answerSql(
+	fresh: string,
+	slots: Partial<Record<AnswerSlot, string>>,
+	after?: string,
+): string {
+	const values = ANSWER_SLOTS.map((slot) => (slot === 'fresh' ? fresh : (slots[slot] ?? 'NULL')));
+	if (after) values.push(after);
+	return `json_build_array(${values.join(', ')}) AS answer`;
+}
 
 /** The pieces every claim statement is made of, for one table. */
 class ClaimSqlParts {
@@ -153,36 +171,31 @@ class ClaimSqlParts {
 	}
 
 	/**
-	 * What a one-key statement returns of a row it did not insert, beyond first_seen: only the columns this
-	 * table and mode fill (pg sets up a parser for every column of every answer), each paired with its
-	 * empty form for a key the statement inserted. The payload comparison is made here, so the stored
-	 * fingerprint is not sent back.
+	 * What a one-key statement answers of a row, slot by slot (see singleAnswer): only what this table and
+	 * mode fill, the rest null. The payload comparison is made here, so the stored fingerprint is not sent
+	 * back.
 	 */
-	private singleState(alias: string): Array<[state: string, empty: string]> {
+	private singleSlots(alias: string): Partial<Record<AnswerSlot, string>> {
 		const { capabilities, layout } = this.claimTable;
-		const columns: Array<[string, string]> = [];
+		const slots: Partial<Record<AnswerSlot, string>> = {
+			first_seen: utcText(`${alias}.first_seen`),
+		};
 		if (capabilities.counters) {
-			columns.push([
-				`COALESCE(${alias}.last_seen, ${alias}.first_seen) AS last_seen`,
-				'NULL::timestamptz',
-			]);
-			if (this.shape.mode !== 'readOnly')
-				columns.push([`COALESCE(${alias}.deliveries, 1) AS deliveries`, 'NULL::integer']);
+			slots.last_seen = utcText(`COALESCE(${alias}.last_seen, ${alias}.first_seen)`);
+			if (this.shape.mode !== 'readOnly') slots.deliveries = `COALESCE(${alias}.deliveries, 1)`;
 		}
 		if (capabilities.leases) {
-			columns.push(
-				[`COALESCE(${processingSql(layout, alias)}, false) AS processing`, 'false'],
-				[`COALESCE(${alias}.claim_token = ${this.token}, false) AS mine`, 'false'],
-			);
+			slots.processing = `COALESCE(${processingSql(layout, alias)}, false)`;
+			slots.mine = `COALESCE(${alias}.claim_token = ${this.token}, false)`;
 		}
-		if (this.shape.mode === 'lease') columns.push([`${alias}.lease_until`, 'NULL::timestamptz']);
+		if (this.shape.mode === 'lease') slots.lease_until = utcText(`${alias}.lease_until`);
 		if (capabilities.fingerprint) {
 			const same = this.sameFingerprintOrUnknown(`${alias}.fingerprint`, this.fingerprint);
-			columns.push([`COALESCE(NOT ${same}, false) AS mismatch`, 'false']);
+			slots.mismatch = `COALESCE(NOT ${same}, false)`;
 		}
 		// Set only once Complete stored an answer, so only a completed repeat carries one.
-		if (capabilities.responses) columns.push([`${alias}.response`, 'NULL::json']);
-		return columns;
+		if (capabilities.responses) slots.response = `${alias}.response`;
+		return slots;
 	}
 
 	/** The same columns, empty: for a key this statement inserted, or the summary row. */
@@ -278,12 +291,13 @@ class ClaimSqlParts {
 		);
 	}
 
+	/**
+	 * The answer's last element is the asynchronous commit's choice, evaluated for its effect only: a
+	 * column of its own would cost the answer a column.
+	 */
 	upsertSingle(upsert: string): string {
-		const state = this.singleState('e').map(([column]) => `, ${column}`);
-		return (
-			`WITH ${this.singleParams()} ${upsert} RETURNING ${ClaimSqlParts.FRESH} AS fresh, e.first_seen${state.join('')}, ` +
-			`CASE WHEN NOT ${ClaimSqlParts.FRESH} AND ${this.notMine('e')} THEN ${ASYNC_COMMIT} END AS async_commit`
-		);
+		const asyncCommit = `CASE WHEN NOT ${ClaimSqlParts.FRESH} AND ${this.notMine('e')} THEN ${ASYNC_COMMIT} END`;
+		return `WITH ${this.singleParams()} ${upsert} RETURNING ${answerSql(ClaimSqlParts.FRESH, this.singleSlots('e'), asyncCommit)}`;
 	}
 
 	upsertBatch(upsert: string, lease: boolean): string {
@@ -311,14 +325,17 @@ class ClaimSqlParts {
 	 * statement's snapshot is in neither part: no row comes back, and the caller asks again.
 	 */
 	readOnlySingle(): string {
-		const state = this.singleState('e');
-		const seen = state.map(([column]) => `, ${column}`).join('');
-		const empty = state.map(([, none]) => `, ${none}`).join('');
+		const slots = this.singleSlots('e');
+		const seen = ANSWER_SLOTS.filter((slot) => slots[slot]).map(
+			(slot) => `${slots[slot]} AS ${slot}`,
+		);
+		const stored: Partial<Record<AnswerSlot, string>> = {};
+		for (const slot of ANSWER_SLOTS) if (slots[slot]) stored[slot] = `seen.${slot}`;
 		return (
-			`WITH ${this.singleParams()}, seen AS (SELECT e.first_seen${seen} FROM ${this.table} AS e WHERE e.key = $1::text), ` +
+			`WITH ${this.singleParams()}, seen AS (SELECT ${seen.join(', ')} FROM ${this.table} AS e WHERE e.key = $1::text), ` +
 			`claimed AS (${this.insertUnlessSeen()} ON CONFLICT (key) DO NOTHING RETURNING first_seen) ` +
-			'SELECT false AS fresh, seen.* FROM seen ' +
-			`UNION ALL SELECT true, claimed.first_seen${empty} FROM claimed`
+			`SELECT ${answerSql('false', stored)} FROM seen ` +
+			`UNION ALL SELECT ${answerSql('true', { first_seen: utcText('claimed.first_seen') })} FROM claimed`
 		);
 	}
 

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
+import { Query, type Pool, type PoolClient, type QueryResult, type QueryResultRow } from 'pg';
 
 import type { NamedStatement } from './claimSql';
 
@@ -26,12 +26,33 @@ export async function queryStatement<R extends QueryResultRow>(
 	if (!poolsBehindTransactionPooler.has(pool)) {
 		let failure: unknown;
 		try {
-			return await client.query<R>({ name: statement.name, text: statement.text, values });
+			return await send<R>(client, statement, values, statement.name);
 		} catch (error) {
 			failure = error;
 		}
 		if (!STATEMENT_SHARING_SQLSTATES.has((failure as { code?: string }).code ?? '')) throw failure;
 		poolsBehindTransactionPooler.add(pool);
 	}
-	return client.query<R>({ text: statement.text, values });
+	return send<R>(client, statement, values);
+}
+
+/**
+ * Sends the statement as a pg Query made from its text. A query config object would do the same, but pg
+ * copies every config object property by property before it sends it, and wraps the answer in a promise
+ * of its own: ~1.4 µs of each claim's ~6 µs in pg's JavaScript, measured.
+ */
+function send<R extends QueryResultRow>(
+	client: PoolClient,
+	statement: NamedStatement,
+	values: unknown[],
+	name?: string,
+): Promise<QueryResult<R>> {
+	return new Promise((resolve, reject) => {
+		const query = new Query<R>(statement.text, values, (error, result) =>
+			error ? reject(error) : resolve(result),
+		);
+		// pg reads the statement name from the query when it sends it: named, it is parsed once per connection.
+		if (name) (query as Query<R> & { name?: string }).name = name;
+		client.query(query);
+	});
 }

@@ -26,3 +26,19 @@ export function timestampParsingTypes(): CustomTypesConfig {
 				: types.getTypeParser(oid, format ?? 'text')) as CustomTypesConfig['getTypeParser'],
 	};
 }
+
+const parseTimestamptz = types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (value: string) => Date;
+
+/**
+ * A timestamptz that Postgres wrote as UTC text without a zone (`ts AT TIME ZONE 'UTC'` inside json:
+ * `2026-12-03T09:38:59.119979`), as the Date pg would give for the typed column: V8 reads the common
+ * form (and, like pg, drops the digits below a millisecond); pg's own parser reads the rest (infinity,
+ * BC dates, years past 9999).
+ */
+export function parseUtcTimestamp(text: string): Date {
+	const date = new Date(`${text}Z`);
+	if (!Number.isNaN(date.getTime())) return date;
+	const bc = text.endsWith(' BC');
+	const dateTime = (bc ? text.slice(0, -3) : text).replace('T', ' ');
+	return parseTimestamptz(dateTime.includes(' ') ? `${dateTime}+00${bc ? ' BC' : ''}` : dateTime);
+}

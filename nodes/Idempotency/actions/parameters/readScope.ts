@@ -1,15 +1,30 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-/** Per execution: whether the items are polled, and then their one scope (read once, see readScope). */
-const polledScopes = new WeakMap<IExecuteFunctions, { polled: boolean; scope?: string }>();
+interface PolledState {
+	/** The first item's Key Source. */
+	source: unknown;
+	polled: boolean;
+	scope?: string;
+}
 
-function polledState(context: IExecuteFunctions): { polled: boolean; scope?: string } {
+/** Per execution: whether the items are polled, and then their one scope (read once, see readScope). */
+const polledScopes = new WeakMap<IExecuteFunctions, PolledState>();
+
+function polledState(context: IExecuteFunctions): PolledState {
 	let state = polledScopes.get(context);
 	if (!state) {
-		state = { polled: context.getNodeParameter('keySource', 0, 'auto') === 'polled' };
+		const source = context.getNodeParameter('keySource', 0, 'auto');
+		state = { source, polled: source === 'polled' };
 		polledScopes.set(context, state);
 	}
 	return state;
+}
+
+/** The item's Key Source; the first item's was read already, to tell whether the items are polled. */
+export function readKeySource(context: IExecuteFunctions, index: number): unknown {
+	return index === 0
+		? polledState(context).source
+		: context.getNodeParameter('keySource', index, 'auto');
 }
 
 /** Whether the claim node keys polled items (Key Source "Polled Item"). */
