@@ -58,7 +58,7 @@ describe('waiting for a running claim, inside one process', () => {
 		expect(outcomes[0]).toMatchObject({ won: true, claimToken: 'waiter-token-0002' });
 	});
 
-	it('a Complete of another key does not end the wait; its own key's Complete does', async () => {
+	it("a Complete of another key does not end the wait; its own key's Complete does", async () => {
 		const table = await freshClaimTable();
 		const [holder, other] = await table.claim(['evt:S3', 'evt:S4'], {
 			...LEASE,
