@@ -1,6 +1,6 @@
 // `npm run dev`: build the package, start Postgres, then the stack (harness/stack.ts: the tables, and a real
 // n8n with the package installed as a community package, its credentials created and the shipped workflows
-// imported, the Idempotency Claim template published), then print the URLs and a curl line to try it.
+// imported, the Idempotency Claim and API templates published), then print the URLs and curl lines to try them.
 // Ctrl-C stops everything this started.
 //
 // State is kept between runs in one folder (default <n8n cache>/dev-n8n<major>, or DEV_STATE_DIR): n8n's
@@ -39,9 +39,10 @@ import { startStack } from '../harness/stack';
 
 const N8N_SCHEMA = 'n8n_idempotency_dev';
 const DEFAULT_PORT = 5678;
-/** Imported on the first start; the first one is published. */
+/** Imported on the first start; the first two are published. */
 const SHIPPED_WORKFLOWS = [
 	'idempotency-claim-template.json',
+	'idempotent-api-endpoint.json',
 	'builtin-nodes-template.json',
 	'cleanup-processed-events.json',
 	'stuck-claims-report.json',
@@ -113,14 +114,14 @@ async function main(): Promise<void> {
 
 	const workflows = SHIPPED_WORKFLOWS.map(devWorkflow);
 	const missing = await missingWorkflows(postgres.url, workflows);
-	const template = workflows[0];
+	const [template, api] = workflows;
 	if (stopping) return;
 	const { n8n, close } = await startStack({
 		postgresUrl: postgres.url,
 		n8nSchema: N8N_SCHEMA,
 		keepN8nData: { userFolder: join(options.stateDir, 'n8n') },
 		workflows: missing,
-		publish: missing.includes(template) ? [template.id] : [],
+		publish: [template, api].filter((workflow) => missing.includes(workflow)).map((w) => w.id),
 		port: options.port,
 		env: ownerEnv(runtime),
 		log,
@@ -128,6 +129,7 @@ async function main(): Promise<void> {
 	cleanups.unshift(close);
 
 	const url = n8n.webhookUrl(webhookPathOf(template));
+	const apiUrl = n8n.webhookUrl(webhookPathOf(api));
 	const body = JSON.stringify({ id: 'evt_dev_1', type: 'invoice.paid' });
 	// The embedded server is local and throwaway-grade: its URL is printed whole, to paste into psql.
 	const databaseUrl = postgres.embedded ? postgres.url : redact(postgres.url);
@@ -136,6 +138,7 @@ async function main(): Promise<void> {
 			'',
 			`n8n editor:  ${n8n.editorUrl}   (login ${OWNER.email} / ${OWNER.password})`,
 			`webhook:     POST ${url}`,
+			`api:         POST ${apiUrl}   (Idempotency-Key header)`,
 			`postgres:    ${databaseUrl}`,
 			`             psql '${databaseUrl}' -c 'SELECT * FROM processed_events'`,
 			`n8n log:     ${n8n.logFile}`,
@@ -145,6 +148,9 @@ async function main(): Promise<void> {
 			'Send the same signed event twice; the first answer is "processed" (New), the second "duplicate":',
 			`  for i in 1 2; do curl -s -X POST '${url}' -H 'content-type: application/json' -H 'x-signature: ${templateSignature(body)['x-signature']}' -d '${body}'; echo; done`,
 			'Without the signature (or with a wrong one) the answer is 401 and nothing is claimed.',
+			'',
+			'Call the API twice with one Idempotency-Key; both answers are the same 201 with the same orderId:',
+			`  for i in 1 2; do curl -s -X POST '${apiUrl}' -H 'content-type: application/json' -H 'Idempotency-Key: dev-order-1' -d '{"item":"book"}'; echo; done`,
 			'',
 			'Press Ctrl-C to stop n8n and Postgres.',
 			'',

@@ -14,7 +14,7 @@ import { freePort } from '../../harness/freePort';
 import { ownerSessionCookie } from '../../harness/n8n/manualRuns';
 import { REPO_ROOT } from '../../harness/repo';
 
-const SHIPPED_NAMES_COUNT = 4; // scripts/dev.ts SHIPPED_WORKFLOWS
+const SHIPPED_NAMES_COUNT = 5; // scripts/dev.ts SHIPPED_WORKFLOWS
 const EVENT = JSON.stringify({ id: 'evt_dev_kept', type: 'invoice.paid' });
 
 interface RunningDev {
@@ -22,6 +22,7 @@ interface RunningDev {
 	output: () => string;
 	editorUrl: string;
 	webhookUrl: string;
+	apiUrl: string;
 }
 
 let stateDir: string;
@@ -68,7 +69,8 @@ function startDev(args: string[] = []): Promise<RunningDev> {
 			clearTimeout(timer);
 			const editorUrl = /n8n editor:\s+(\S+)/.exec(output)![1];
 			const webhookUrl = /webhook:\s+POST (\S+)/.exec(output)![1];
-			resolve({ child, output: () => output, editorUrl, webhookUrl });
+			const apiUrl = /api:\s+POST (\S+)/.exec(output)![1];
+			resolve({ child, output: () => output, editorUrl, webhookUrl, apiUrl });
 		}, 200);
 		child.once('exit', (code) => {
 			clearInterval(poll);
@@ -107,6 +109,15 @@ async function createWorkflow(editorUrl: string, name: string): Promise<string> 
 	return (JSON.parse(text) as { data: { id: string } }).data.id;
 }
 
+async function callApi(apiUrl: string): Promise<{ status: number; body: string }> {
+	const response = await fetch(apiUrl, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', 'idempotency-key': 'dev-order-1' },
+		body: '{"item":"book"}',
+	});
+	return { status: response.status, body: await response.text() };
+}
+
 async function deliverEvent(webhookUrl: string): Promise<string> {
 	const response = await fetch(webhookUrl, {
 		method: 'POST',
@@ -125,6 +136,13 @@ it('keeps workflows, ids, port and claims across a Ctrl-C and a restart; --fresh
 	expect(shipped.map((workflow) => workflow.name)).toContain('Report stuck idempotency claims');
 	const createdId = await createWorkflow(first.editorUrl, 'Kept between runs');
 	expect(await deliverEvent(first.webhookUrl)).toContain('processed');
+	// The API template's curl line: one Idempotency-Key twice, the same 201 both times.
+	const order = [await callApi(first.apiUrl), await callApi(first.apiUrl)];
+	expect(order[0]).toMatchObject({
+		status: 201,
+		body: expect.stringContaining('"orderId":"order_'),
+	});
+	expect(order[1]).toEqual(order[0]);
 
 	expect(await stopDev(first)).toBe(0);
 	expect(first.output()).toContain('[dev] stopped');
