@@ -3,7 +3,7 @@ import { TableError } from '../../nodes/Idempotency/errors';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
-import { freshClaimTable } from './claimTable';
+import { EVERY_CAPABILITY, freshClaimTable, NO_CAPABILITY } from './claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(2);
@@ -54,12 +54,7 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 			`INSERT INTO ${name} (key, first_seen) VALUES ('evt:old', now() - interval '2 days')`,
 		);
 		const table = await freshClaimTable(false, name);
-		expect(table.capabilities).toEqual({
-			counters: false,
-			leases: false,
-			fingerprint: false,
-			responses: false,
-		});
+		expect(table.capabilities).toEqual(NO_CAPABILITY);
 		const [old, fresh] = await table.claim(['evt:old', 'evt:new']);
 		expect(old.won).toBe(false);
 		expect(old.duplicateKind).toBe('completed');
@@ -76,12 +71,7 @@ describe('claim once (INSERT … ON CONFLICT (key) DO NOTHING)', () => {
 		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('keyonly'));
 		await admin.query(`INSERT INTO ${name} (key) VALUES ('evt:old')`);
 		const table = await freshClaimTable(true, name);
-		expect(table.capabilities).toEqual({
-			counters: true,
-			leases: true,
-			fingerprint: true,
-			responses: true,
-		});
+		expect(table.capabilities).toEqual(EVERY_CAPABILITY);
 		const [old] = await table.claim(['evt:old'], { mode: 'lease' });
 		expect(old.won).toBe(false);
 		expect(old.duplicateKind).toBe('completed');

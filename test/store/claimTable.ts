@@ -76,3 +76,17 @@ export async function hashPartitionedClaimTable(
 		await pool.query(statement);
 	return freshClaimTable(true, name);
 }
+
+/** What a table with every optional column can do, and one with only key and first_seen. */
+export const EVERY_CAPABILITY = {
+	counters: true,
+	leases: true,
+	fingerprint: true,
+	responses: true,
+};
+export const NO_CAPABILITY = {
+	counters: false,
+	leases: false,
+	fingerprint: false,
+	responses: false,
+};

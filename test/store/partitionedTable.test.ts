@@ -4,7 +4,7 @@
  * this file covers what table preparation does with them.
  */
 import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../../harness/postgres/claimTableSql';
-import { freshClaimTable, openTestClaimTable } from './claimTable';
+import { EVERY_CAPABILITY, freshClaimTable, openTestClaimTable } from './claimTable';
 import { testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(2);
@@ -18,12 +18,7 @@ describe('a partitioned claim table', () => {
 		for (const partition of partitions) await admin.query(partition);
 		await admin.query(`INSERT INTO ${name} (key) SELECT 'evt:' || i FROM generate_series(1, 40) i`);
 		const table = await freshClaimTable(true, name);
-		expect(table.capabilities).toEqual({
-			counters: true,
-			leases: true,
-			fingerprint: true,
-			responses: true,
-		});
+		expect(table.capabilities).toEqual(EVERY_CAPABILITY);
 		expect(table.layout.family).toBe('compact');
 		const indexed = await admin.query<{ table: string }>(
 			`SELECT tablename AS table FROM pg_indexes WHERE tablename LIKE $1 AND indexdef LIKE '%(first_seen)'

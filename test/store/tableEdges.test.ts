@@ -9,7 +9,7 @@ import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { CLAIM_ID_COLUMNS, LEASE_CLAIM_COLUMNS } from '../../nodes/Idempotency/store/tableSchema';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
-import { openTestClaimTable as open, withClaimHelper } from './claimTable';
+import { NO_CAPABILITY, openTestClaimTable as open, withClaimHelper } from './claimTable';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const lease = (createIfMissing: boolean): TableNeeds => ({
@@ -157,12 +157,7 @@ describe('what table preparation refuses and what it leaves alone', () => {
 			{ createIfMissing: true, privileges: ['SELECT', 'INSERT', 'UPDATE'] },
 			credentials,
 		);
-		expect(table.capabilities).toEqual({
-			counters: false,
-			leases: false,
-			fingerprint: false,
-			responses: false,
-		});
+		expect(table.capabilities).toEqual(NO_CAPABILITY);
 		const [first, again] = [...(await table.claim(['evt:A'])), ...(await table.claim(['evt:A']))];
 		expect([first.won, again.won]).toEqual([true, false]);
 		// Claim With Lease needs columns this role cannot add: the error says who must add them.

@@ -1,3 +1,4 @@
+import { isJson } from '../../shared/isJson';
 import { ResponseError } from '../errors';
 
 /**
@@ -100,21 +101,12 @@ function jsonBodyOf(value: unknown): string {
 		if (value === undefined) return 'null';
 		return JSON.stringify(value);
 	}
-	if (!parsesAsJson(value)) {
+	if (!isJson(value)) {
 		throw new ResponseError(
 			`Response Body is not valid JSON (${shown(value.slice(0, 40))}); choose Body Type Text for plain text`,
 		);
 	}
 	return value;
-}
-
-function parsesAsJson(text: string): boolean {
-	try {
-		JSON.parse(text);
-		return true;
-	} catch {
-		return false;
-	}
 }
 
 function textBodyOf(value: unknown): string {

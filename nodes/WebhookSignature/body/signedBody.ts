@@ -1,6 +1,7 @@
 import { parse as parseForm } from 'node:querystring';
 
 import { bodyFormat, isUtf8, parseContentType } from './contentType';
+import { isJson } from '../../shared/isJson';
 import { repeatedJsonKey } from './repeatedJsonKey';
 
 /** What the next node may read as `json.body`: the parse of the signed bytes, or why there is none. */
@@ -83,15 +84,6 @@ function formBody(text: string): SignedBody {
 		);
 	}
 	return { ok: true, body: fields };
-}
-
-function isJson(text: string): boolean {
-	try {
-		JSON.parse(text);
-		return true;
-	} catch {
-		return false;
-	}
 }
 
 /** UTF-8 without replacement characters (two different byte strings must never read as the same text); one BOM is dropped, as n8n does. */
