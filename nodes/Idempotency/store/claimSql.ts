@@ -32,9 +32,9 @@ export interface ClaimShape {
  *
  * What comes back is only what the node cannot know. A one-key statement returns one row of one json
  * column (singleAnswer): `fresh` when this statement inserted the key, and the key's stored state
- * otherwise. A batch statement returns a row
- * (with its key) for each key it did not insert, and one summary row, whose `key` is NULL, holding how
- * many keys it inserted (`fresh`) and the clock they share: the node knows everything else about them.
+ * otherwise. A batch statement returns a row (with its key) for each key it did not insert, and one
+ * summary row, whose `key` is NULL, holding how many keys it inserted (`fresh`) and the clock they
+ * share: the node knows everything else about them.
  *
  * A statement that inserted nothing and took nothing over changed only counters. It chooses
  * `synchronous_commit = off` for its own transaction (`set_config(…, true)`, so it holds behind a
