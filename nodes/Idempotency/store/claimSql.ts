@@ -198,7 +198,7 @@ class ClaimSqlParts {
 		return slots;
 	}
 
-	/** The same columns, empty: for a key this statement inserted, or the summary row. */
+	/** storedState's columns, empty: for a key this statement inserted, or the summary row. */
 	private noState(firstSeen: string, leaseUntil = 'NULL::timestamptz'): string[] {
 		return [
 			firstSeen,
@@ -326,11 +326,9 @@ class ClaimSqlParts {
 	 */
 	readOnlySingle(): string {
 		const slots = this.singleSlots('e');
-		const seen = ANSWER_SLOTS.filter((slot) => slots[slot]).map(
-			(slot) => `${slots[slot]} AS ${slot}`,
-		);
-		const stored: Partial<Record<AnswerSlot, string>> = {};
-		for (const slot of ANSWER_SLOTS) if (slots[slot]) stored[slot] = `seen.${slot}`;
+		const filled = ANSWER_SLOTS.filter((slot) => slots[slot]);
+		const seen = filled.map((slot) => `${slots[slot]} AS ${slot}`);
+		const stored = Object.fromEntries(filled.map((slot) => [slot, `seen.${slot}`]));
 		return (
 			`WITH ${this.singleParams()}, seen AS (SELECT ${seen.join(', ')} FROM ${this.table} AS e WHERE e.key = $1::text), ` +
 			`claimed AS (${this.insertUnlessSeen()} ON CONFLICT (key) DO NOTHING RETURNING first_seen) ` +

@@ -160,7 +160,10 @@ async function settle(
 		SETTLE_RETRY,
 	);
 	const settled = new Map<string, SettledClaim>();
+	const settledKeys: string[] = [];
 	for (const row of value.rows) {
+		const pair = pairs[Number(row.n) - 1];
+		if (row.settled) settledKeys.push(pair.key);
 		const state: SettledState = row.settled
 			? settledState
 			: !row.present
@@ -168,18 +171,13 @@ async function settle(
 				: row.processing
 					? 'processing'
 					: 'completed';
-		settled.set(pairId(pairs[Number(row.n) - 1]), {
+		settled.set(pairId(pair), {
 			state,
 			response: storedResponseOf(row.response),
 		});
 	}
 	// Repeats this process holds waiting for these keys look at them now (the statement has committed).
-	signalSettled(
-		table.ref.qualified,
-		requests
-			.filter((request) => settled.get(pairId(request))?.state === settledState)
-			.map((r) => r.key),
-	);
+	signalSettled(table.ref.qualified, settledKeys);
 	return requests.map(
 		(request) => settled.get(pairId(request)) ?? { state: 'not_found', response: null },
 	);

@@ -37,24 +37,16 @@ export async function waitForRunningClaims(
 	sleep: (ms: number) => Promise<void> = delay,
 ): Promise<void> {
 	const deadline = Date.now() + waitMs;
-	let waiting = outcomes.flatMap((outcome, position) =>
-		outcome.duplicateKind === 'in_progress' && !outcome.mismatch ? [position] : [],
-	);
+	let waiting = outcomes.flatMap((outcome, position) => (heldElsewhere(outcome) ? [position] : []));
 	for (let look = 0; waiting.length > 0; look++) {
 		const left = deadline - Date.now();
 		if (left <= 0) return;
+		const keys = waiting.map((position) => requests[position].key);
 		// The next look comes after its gap, or at once when this process settles one of the keys.
-		const signal = settleSignal(
-			table.ref.qualified,
-			waiting.map((position) => requests[position].key),
-		);
+		const signal = settleSignal(table.ref.qualified, keys);
 		await Promise.race([sleep(Math.min(left, gapBefore(look))), signal.settled]);
 		signal.cancel();
-		const states = await readClaimStates(
-			table,
-			waiting.map((position) => requests[position].key),
-			options.now,
-		);
+		const states = await readClaimStates(table, keys, options.now);
 		const reclaim: number[] = [];
 		for (const position of waiting) {
 			const state = states.get(requests[position].key);
@@ -69,11 +61,13 @@ export async function waitForRunningClaims(
 			);
 			reclaim.forEach((position, i) => (outcomes[position] = again[i]));
 		}
-		waiting = waiting.filter(
-			(position) =>
-				outcomes[position].duplicateKind === 'in_progress' && !outcomes[position].mismatch,
-		);
+		waiting = waiting.filter((position) => heldElsewhere(outcomes[position]));
 	}
+}
+
+/** A duplicate of a claim another execution holds for the same payload: what a repeat waits for. */
+function heldElsewhere(outcome: ClaimOutcome): boolean {
+	return outcome.duplicateKind === 'in_progress' && !outcome.mismatch;
 }
 
 /** Gaps grow from 10 ms to 50 ms, each shortened by up to a fifth so that waiters spread out. */
