@@ -7,6 +7,7 @@
 // process's clock) minus the end of the holder's Complete in n8n's saved run data (n8n's clock, one host).
 import { randomBytes } from 'node:crypto';
 
+import { callApi, ordersFor } from '../../harness/webhooks/apiCaller';
 import { inN8n } from '../lib/benchmark';
 import type { BenchN8n } from '../lib/benchN8n';
 import { sampleBusyConnections } from '../lib/busyConnections';
@@ -35,12 +36,9 @@ export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 			Array.from({ length: CALLERS }, () => post(n8n.url('api'), key)),
 		);
 		busiest = Math.max(busiest, await sampler.stop());
-		const { rows } = await pool.query(
-			'SELECT count(*)::int AS n FROM business_log WHERE event_key = $1',
-			[`orders-api:evt:${key}`],
-		);
-		orders += rows[0].n;
-		check(rows[0].n === 1, `Idempotency-Key API, round ${round}: ${rows[0].n} orders for one key`);
+		const made = await ordersFor(pool, key);
+		orders += made;
+		check(made === 1, `Idempotency-Key API, round ${round}: ${made} orders for one key`);
 		const first = answers[0];
 		check(
 			first.status === 201 && answers.every((a) => a.status === 201 && a.body === first.body),
@@ -105,21 +103,8 @@ export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 	};
 });
 
-interface Answer {
-	status: number;
-	body: string;
-	arrivedAt: number;
-}
-
-async function post(url: string, key: string): Promise<Answer> {
-	const response = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', 'idempotency-key': key },
-		body: JSON.stringify({ item: 'bench', quantity: 1 }),
-	});
-	const body = await response.text();
-	return { status: response.status, body, arrivedAt: Date.now() };
-}
+const post = (url: string, key: string) =>
+	callApi(url, JSON.stringify({ item: 'bench', quantity: 1 }), { 'idempotency-key': key });
 
 /** The round's executions once n8n has saved them all (it answers before it saves). */
 async function finishedRuns(runs: NonNullable<BenchN8n['runs']>, since: number, count: number) {

@@ -2,6 +2,9 @@ import type { Pool } from 'pg';
 
 import { parseFlatted } from './flatted';
 
+/** Statuses of an execution n8n has not finished (it answers a webhook before it saves the outcome). */
+const UNFINISHED = ['new', 'running', 'waiting'];
+
 export interface Execution {
 	id: number;
 	status: string;
@@ -45,7 +48,7 @@ export class N8nExecutions {
 				 WHERE "workflowId" = $1 AND id > $2 ORDER BY id`,
 				[workflowId, afterId],
 			));
-			const settled = rows.every((row) => !['new', 'running', 'waiting'].includes(row.status));
+			const settled = rows.every((row) => !UNFINISHED.includes(row.status));
 			if (rows.length >= count && settled) break;
 			await new Promise((resolve) => setTimeout(resolve, 200));
 		}
@@ -74,7 +77,7 @@ export class N8nExecutions {
 			);
 			counts = Object.fromEntries(rows.map((row) => [row.status, row.n]));
 			const total = rows.reduce((sum, row) => sum + row.n, 0);
-			const settled = !['new', 'running', 'waiting'].some((status) => counts[status]);
+			const settled = !UNFINISHED.some((status) => counts[status]);
 			if (settled && total === previousTotal) break;
 			previousTotal = total;
 			await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -156,9 +159,9 @@ export class N8nExecutions {
 		const { rows } = await this.pool.query<{ id: number; status: string; data: string }>(
 			`SELECT e.id, e.status, d.data FROM ${this.schema}.execution_entity e
 			 JOIN ${this.schema}.execution_data d ON d."executionId" = e.id
-			 WHERE e."workflowId" = $1 AND e.id > $2 AND e.status NOT IN ('new', 'running', 'waiting')
+			 WHERE e."workflowId" = $1 AND e.id > $2 AND e.status <> ALL($3)
 			 ORDER BY e.id`,
-			[workflowId, afterId],
+			[workflowId, afterId, UNFINISHED],
 		);
 		return rows.map((row) => ({
 			id: row.id,

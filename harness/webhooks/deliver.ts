@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 
 import { TEMPLATE_SIGNING_SECRET } from '../n8n/credentials';
+import { callApi } from './apiCaller';
 import { githubHeader } from './signers';
 
 export interface Delivery {
@@ -29,13 +30,13 @@ export async function deliver(
 	headers: Record<string, string> = {},
 	timeoutMs?: number,
 ): Promise<Delivery> {
-	const response = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...templateSignature(rawBody), ...headers },
-		body: rawBody,
-		signal: timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs),
-	});
-	return { status: response.status, body: answerBody(await response.text()) };
+	const answer = await callApi(
+		url,
+		rawBody,
+		{ ...templateSignature(rawBody), ...headers },
+		timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs),
+	);
+	return { status: answer.status, body: answerBody(answer.body) };
 }
 
 /**

@@ -9,6 +9,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { callApi } from '../../harness/webhooks/apiCaller';
 import { templateSignature } from '../../harness/webhooks/deliver';
 import { freePort } from '../../harness/freePort';
 import { ownerSessionCookie } from '../../harness/n8n/manualRuns';
@@ -109,13 +110,12 @@ async function createWorkflow(editorUrl: string, name: string): Promise<string> 
 	return (JSON.parse(text) as { data: { id: string } }).data.id;
 }
 
-async function callApi(apiUrl: string): Promise<{ status: number; body: string }> {
-	const response = await fetch(apiUrl, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', 'idempotency-key': 'dev-order-1' },
-		body: '{"item":"book"}',
+/** The printed API curl line's request; its status and body. */
+async function orderBook(apiUrl: string): Promise<{ status: number; body: string }> {
+	const { status, body } = await callApi(apiUrl, '{"item":"book"}', {
+		'idempotency-key': 'dev-order-1',
 	});
-	return { status: response.status, body: await response.text() };
+	return { status, body };
 }
 
 async function deliverEvent(webhookUrl: string): Promise<string> {
@@ -137,7 +137,7 @@ it('keeps workflows, ids, port and claims across a Ctrl-C and a restart; --fresh
 	const createdId = await createWorkflow(first.editorUrl, 'Kept between runs');
 	expect(await deliverEvent(first.webhookUrl)).toContain('processed');
 	// The API template's curl line: one Idempotency-Key twice, the same 201 both times.
-	const order = [await callApi(first.apiUrl), await callApi(first.apiUrl)];
+	const order = [await orderBook(first.apiUrl), await orderBook(first.apiUrl)];
 	expect(order[0]).toMatchObject({
 		status: 201,
 		body: expect.stringContaining('"orderId":"order_'),

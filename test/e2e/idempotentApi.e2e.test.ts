@@ -17,6 +17,7 @@ import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL } from '../../harness/n8n/c
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { webhookPathOf } from '../../harness/n8n/workflows';
+import { apiClaimKey, callApi, ordersFor, type ApiAnswer } from '../../harness/webhooks/apiCaller';
 import { stackForSuite } from '../support/stackForSuite';
 import { templateVariant } from './fixtures/templateVariants';
 
@@ -120,37 +121,13 @@ afterAll(async () => {
 	await server?.stop();
 });
 
-interface Answer {
-	status: number;
-	body: string;
-	headers: Headers;
-}
-
-/** A POST as an API client sends it; the answer's bytes as they came. */
-async function post(
-	path: string,
-	body: string,
-	headers: Record<string, string> = {},
-): Promise<Answer> {
-	const response = await fetch(n8n!.webhookUrl(path), {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body,
-	});
-	return { status: response.status, body: await response.text(), headers: response.headers };
-}
+const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+	callApi(n8n!.webhookUrl(path), body, headers);
 
 const newKey = () => `k_${randomBytes(6).toString('hex')}`;
-const claimKey = (idempotencyKey: string) => `orders-api:evt:${idempotencyKey}`;
-const ordersFor = async (idempotencyKey: string) =>
-	(
-		await pool.query('SELECT count(*)::int AS n FROM business_log WHERE event_key = $1', [
-			claimKey(idempotencyKey),
-		])
-	).rows[0].n;
 
 /** What a comparison of answers looks at: status, body bytes, and the headers the template stores. */
-const shape = (answer: Answer) => ({
+const shape = (answer: ApiAnswer) => ({
 	status: answer.status,
 	body: answer.body,
 	location: answer.headers.get('location'),
@@ -167,7 +144,7 @@ describe('idempotent API endpoint (Idempotency-Key)', () => {
 		const answers = await Promise.all(
 			Array.from({ length: 20 }, () => post(path(), order, { 'Idempotency-Key': key })),
 		);
-		expect(await ordersFor(key)).toBe(1);
+		expect(await ordersFor(pool, key)).toBe(1);
 		expect(answers[0].status).toBe(201);
 		expect(JSON.parse(answers[0].body)).toEqual({
 			orderId: expect.stringMatching(/^order_\d+$/),
@@ -191,7 +168,7 @@ describe('idempotent API endpoint (Idempotency-Key)', () => {
 			const retry = await post(path(), order, { 'Idempotency-Key': `"${key}"` });
 			expect(first.status).toBe(201);
 			expect(shape(retry)).toEqual(shape(first));
-			expect(await ordersFor(key)).toBe(1);
+			expect(await ordersFor(pool, key)).toBe(1);
 		},
 	);
 
@@ -205,7 +182,7 @@ describe('idempotent API endpoint (Idempotency-Key)', () => {
 			});
 			expect(reused.status).toBe(422);
 			expect(JSON.parse(reused.body)).toMatchObject({ status: 'key_reused' });
-			expect(await ordersFor(key)).toBe(1);
+			expect(await ordersFor(pool, key)).toBe(1);
 		},
 	);
 
@@ -228,13 +205,13 @@ describe('idempotent API endpoint (Idempotency-Key)', () => {
 			// The claim of an execution that died mid-step: processing, its lease ending in 3 s.
 			await pool.query(
 				"INSERT INTO processed_events (key, lease_until, claim_token) VALUES ($1, now() + interval '3 seconds', $2)",
-				[claimKey(key), randomBytes(12)],
+				[apiClaimKey(key), randomBytes(12)],
 			);
 			const order = JSON.stringify({ item: 'lamp', quantity: 1 });
 			const answers = await Promise.all(
 				Array.from({ length: 5 }, () => post(path(), order, { 'Idempotency-Key': key })),
 			);
-			expect(await ordersFor(key)).toBe(1);
+			expect(await ordersFor(pool, key)).toBe(1);
 			expect(answers[0].status).toBe(201);
 			for (const answer of answers) expect(shape(answer)).toEqual(shape(answers[0]));
 		},
@@ -244,7 +221,7 @@ describe('idempotent API endpoint (Idempotency-Key)', () => {
 		const key = newKey();
 		await pool.query(
 			"INSERT INTO processed_events (key, lease_until, claim_token) VALUES ($1, now() + interval '60 seconds', $2)",
-			[claimKey(key), randomBytes(12)],
+			[apiClaimKey(key), randomBytes(12)],
 		);
 		const answer = await post(webhookPathOf(apiShortWait), JSON.stringify({ item: 'desk' }), {
 			'Idempotency-Key': key,
@@ -254,7 +231,7 @@ describe('idempotent API endpoint (Idempotency-Key)', () => {
 		const retryAfter = Number(answer.headers.get('retry-after'));
 		expect(retryAfter).toBeGreaterThanOrEqual(1);
 		expect(retryAfter).toBeLessThanOrEqual(60);
-		expect(await ordersFor(key)).toBe(0);
+		expect(await ordersFor(pool, key)).toBe(0);
 	});
 
 	step(
@@ -267,7 +244,7 @@ describe('idempotent API endpoint (Idempotency-Key)', () => {
 					post(webhookPathOf(apiPooled), order, { 'Idempotency-Key': key }),
 				),
 			);
-			expect(await ordersFor(key)).toBe(1);
+			expect(await ordersFor(pool, key)).toBe(1);
 			expect(answers[0].status).toBe(201);
 			for (const answer of answers) expect(shape(answer)).toEqual(shape(answers[0]));
 		},

@@ -16,6 +16,7 @@ import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
 import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
 import { webhookPathOf } from '../../harness/n8n/workflows';
+import { callApi, ordersFor } from '../../harness/webhooks/apiCaller';
 import { stackForSuite } from '../support/stackForSuite';
 import { templateVariant } from './fixtures/templateVariants';
 
@@ -53,28 +54,14 @@ stackForSuite(
 	(started) => ({ pool, n8n: cluster, executions } = started),
 );
 
-interface Answer {
-	status: number;
-	body: string;
-}
-
-async function post(key: string, body: string, signal?: AbortSignal): Promise<Answer> {
-	const response = await fetch(cluster!.webhookUrl(webhookPathOf(workflow)), {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', 'idempotency-key': key },
-		body,
-		signal,
-	});
-	return { status: response.status, body: await response.text() };
+/** The answer's status and body: what every caller of one key must get alike. */
+async function post(key: string, body: string, signal?: AbortSignal) {
+	const url = cluster!.webhookUrl(webhookPathOf(workflow));
+	const { status, body: answer } = await callApi(url, body, { 'idempotency-key': key }, signal);
+	return { status, body: answer };
 }
 
 const newKey = () => `q_${randomBytes(6).toString('hex')}`;
-const ordersFor = async (key: string) =>
-	(
-		await pool.query('SELECT count(*)::int AS n FROM business_log WHERE event_key = $1', [
-			`orders-api:evt:${key}`,
-		])
-	).rows[0].n;
 
 it(
 	'20 concurrent callers through the webhook processor: one order, 20 identical answers, both workers waiting',
@@ -84,7 +71,7 @@ it(
 			const since = await executions.lastId();
 			const order = JSON.stringify({ item: 'table', quantity: 1 });
 			const answers = await Promise.all(Array.from({ length: 20 }, () => post(key, order)));
-			expect(await ordersFor(key)).toBe(1);
+			expect(await ordersFor(pool, key)).toBe(1);
 			expect(answers[0].status).toBe(201);
 			for (const answer of answers) expect(answer).toEqual(answers[0]);
 			const ranOn = cluster!.workers.map(
@@ -123,7 +110,7 @@ it(
 			await holder;
 			expect(answers[0].status).toBe(201);
 			for (const answer of answers) expect(answer).toEqual(answers[0]);
-			expect(await ordersFor(key)).toBe(1);
+			expect(await ordersFor(pool, key)).toBe(1);
 		}),
 	180_000,
 );
