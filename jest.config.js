@@ -1,6 +1,7 @@
 /**
- * `npm test`, in two projects. `pure` (descriptions, docs, key, release, response, signature, watermark,
- * workflows) needs nothing running. `database` (the nodes, the store, the transport) talks to a real
+ * `npm test`, in two projects. `pure` (descriptions, docs, faults, harness, key, release, response,
+ * signature, watermark, workflows) needs no shared database (the fault and harness tests start servers
+ * of their own). `database` (the nodes, the store, the transport) talks to a real
  * Postgres, which its global setup starts once (TEST_DATABASE_URL, or an embedded server:
  * test/support/globalSetup.ts), and only when one of its tests runs.
  */
@@ -26,7 +27,6 @@ module.exports = {
 			roots: DATABASE_LAYERS.map((layer) => `<rootDir>/test/${layer}`),
 			globalSetup: '<rootDir>/test/support/globalSetup.ts',
 			globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
-			setupFilesAfterEnv: ['<rootDir>/test/support/closePools.ts'],
 		},
 	],
 	testTimeout: 60_000,

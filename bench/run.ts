@@ -17,20 +17,19 @@ import { resultsMarkdown, summaryTable } from './lib/report';
 // and its line here. Those on Postgres alone first, then those in real n8n (they share one n8n), then the big tables.
 const SUITES = [
 	'claimPath',
-	'pooler',
 	'waitForRunningClaim',
+	'inbox',
 	'batch',
 	'claimCost',
-	'bytesPerKey',
+	'bursts',
 	'n8nThroughput',
 	'removeDuplicates',
 	'polledFeed',
 	'idempotentApi',
 	'n8nMemory',
+	'burstsInN8n',
 	'cleanup',
 	'growth',
-	'growthSettings',
-	'memory',
 ];
 
 const BENCH_TABLES = [
@@ -38,12 +37,11 @@ const BENCH_TABLES = [
 	'bench_batch',
 	'bench_claim_cost',
 	'bench_wait',
+	'bench_inbox_plain',
+	'bench_inbox_kept',
+	'bench_inbox_kept_events',
 	'bench_cleanup',
-	'bench_memory',
 	'bench_n8n_claims',
-	...['smallest_once', 'compact_once', 'original_once', 'compact_lease', 'original_lease'].map(
-		(table) => `bench_bytes_${table}`,
-	),
 	'bench_polled_business',
 	'bench_polled_claims',
 	'bench_polled_counting',
@@ -171,7 +169,6 @@ async function main(): Promise<void> {
 		process.stdout.write(`\n${summaryTable(results)}\n\n`);
 		log(`wrote ${file} (${durationS} s)`);
 	} finally {
-		await dist.poolRegistry.closeAllPools().catch(() => undefined);
 		// On a server given by DATABASE_URL, leave no benchmark tables behind (the templates' tables stay).
 		await pool.query(`DROP TABLE IF EXISTS ${BENCH_TABLES.join(', ')}`).catch(() => undefined);
 		for (const cleanup of [...cleanups].reverse()) await cleanup().catch(() => undefined);

@@ -8,7 +8,7 @@ import { templateCredentials, type CredentialEntry } from './n8n/credentials';
 import { N8nExecutions } from './n8n/executions';
 import { N8nInstance, type N8nInstanceOptions } from './n8n/instance';
 import type { Log } from './n8n/runtime';
-import type { WorkflowJson } from './n8n/workflows';
+import { withCalledWorkflows, type WorkflowJson } from './n8n/workflows';
 import {
 	createAppDatabase,
 	serverDatabase,
@@ -113,8 +113,8 @@ export async function startStack<Runner extends N8nRunner = N8nInstance>(
 		n8n = (await launch({
 			packageDir: REPO_ROOT,
 			credentials: [...templateCredentials(app.appUrl), ...(options.extraCredentials ?? [])],
-			workflows: options.workflows,
-			publish: options.publish,
+			// The sub-workflows the given ones call come along, published.
+			...withCalledWorkflows(options.workflows, options.publish),
 			databaseUrl: n8nHome.adminUrl,
 			databaseSchema: schema,
 			userFolder: options.keepN8nData?.userFolder,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startEditorN8n, type EditorN8n } from '../harness/browser/editorN8n';
 import { N8nEditor } from '../harness/browser/n8nEditor';
 import { OWNER } from '../harness/n8n/owner';
-import { startEmbeddedPostgres, type PostgresServer } from '../harness/postgres/server';
+import { startPostgres, type PostgresServer } from '../harness/postgres/server';
 import { REPO_ROOT } from '../harness/repo';
 
 const SCREENS_DIR = join(REPO_ROOT, 'docs', 'images');
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
 	let n8n: EditorN8n | undefined;
 	let editor: N8nEditor | undefined;
 	try {
-		postgres = await startEmbeddedPostgres();
+		postgres = await startPostgres();
 		n8n = await startEditorN8n(postgres.url, log);
 		editor = await N8nEditor.open(n8n.n8n.baseUrl);
 		log('signing in…');

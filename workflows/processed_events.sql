@@ -58,6 +58,19 @@ CREATE TABLE IF NOT EXISTS processed_events_watermarks (
 	advanced_by text
 );
 
+-- Claim With Lease → Keep Event: the delivery kept with its claim until Complete drops it, retried from
+-- here by Take Due Events (its due time is the claim's lease_until). Tables that keep no events need none.
+CREATE TABLE IF NOT EXISTS processed_events_events (
+	received_at timestamptz NOT NULL DEFAULT now(),
+	dead_at timestamptz,
+	attempts integer NOT NULL DEFAULT 1,
+	key text PRIMARY KEY,
+	content_type text,
+	last_error text,
+	headers json,
+	body bytea NOT NULL
+);
+
 -- The templates' example business step writes here. Replace it with your own table or step.
 CREATE TABLE IF NOT EXISTS business_log (
 	id bigserial PRIMARY KEY,

@@ -18,8 +18,8 @@ export interface BulkKeys {
 	keyPrefix: string;
 	/** …followed by this SQL expression of row `i` of generate_series. */
 	keySuffixSql: string;
-	/** Also write a claim token per row, as the node's claim-once rows carry. */
-	claimTokens?: boolean;
+	/** Also write a claim ID per row, as the node's claim-once rows carry. */
+	claimIds?: boolean;
 }
 
 /**
@@ -30,19 +30,19 @@ export async function loadKeyTable(
 	dist: Dist,
 	pool: Pool,
 	table: string,
-	{ count, days, keyPrefix, keySuffixSql, claimTokens = false }: BulkKeys,
+	{ count, days, keyPrefix, keySuffixSql, claimIds = false }: BulkKeys,
 ): Promise<TableRef> {
-	const ref = dist.tableRef('public', table);
+	const ref = dist.internals.tableRef('public', table);
 	await pool.query(`DROP TABLE IF EXISTS ${ref.qualified}`);
-	const ddl = dist.tableSchema.createTableSql(ref);
+	const ddl = dist.internals.createTableSql(ref);
 	for (const statement of ddl) await pool.query(statement);
 	if (count === 0) return ref;
 	await pool.query(`ALTER TABLE ${ref.qualified} DROP CONSTRAINT ${table}_pkey`);
 	await pool.query(`DROP INDEX ${ref.firstSeenIndex}`);
 	// A compact row as a claim leaves it: key and first_seen, and the 12 bytes of its claim ID if asked.
 	await pool.query(
-		`INSERT INTO ${ref.qualified} (key, first_seen${claimTokens ? ', claim_token' : ''})
-		 SELECT $2 || ${keySuffixSql}, ts${claimTokens ? ", substr(decode(md5(i::text || 'token'), 'hex'), 1, 12)" : ''}
+		`INSERT INTO ${ref.qualified} (key, first_seen${claimIds ? ', claim_token' : ''})
+		 SELECT $2 || ${keySuffixSql}, ts${claimIds ? ", substr(decode(md5(i::text || 'token'), 'hex'), 1, 12)" : ''}
 		 FROM generate_series(1, $1::int) AS i,
 		      LATERAL (SELECT now() - make_interval(secs => ($3::float8 * 86400.0) * (1 - i::float8 / $1::int)) AS ts) AS t`,
 		[count, keyPrefix, days],

@@ -47,24 +47,6 @@ export function nodeClaimer(
 	};
 }
 
-/** Complete through the Idempotency Key node, key and claim ID mapped from the claim node's items. */
-export function completeRunner(dist: Dist, credentials: PostgresCredentials, table: string) {
-	const node = new dist.IdempotencyKey();
-	return (claimed: INodeExecutionData[]) =>
-		node.execute.call(
-			executeContext(claimed, {
-				parameters: { operation: 'complete', options: { table } },
-				perItem: (name, index) => {
-					const result = claimed[index].json.idempotency as IDataObject;
-					return name === 'key' ? result.key : name === 'claimId' ? result.claimId : undefined;
-				},
-				credentials,
-				nodeName: 'Idempotency Key',
-				nodeType: 'idempotencyKey',
-			}),
-		) as Promise<INodeExecutionData[][]>;
-}
-
 export function purgeRunner(dist: Dist, credentials: PostgresCredentials, table: string) {
 	const node = new dist.IdempotencyKey();
 	return (olderThanDays: number, batchSize: number) =>

@@ -56,9 +56,15 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 	await counting.run(counting.prepare(freshIds(1)));
 	const table = {
 		pool,
-		ref: dist.tableRef('public', TABLE),
-		capabilities: { counters: true, leases: true, fingerprint: true, responses: true },
-		layout: dist.tableLayout.layoutOf(
+		ref: dist.internals.tableRef('public', TABLE),
+		capabilities: {
+			counters: true,
+			leases: true,
+			fingerprint: true,
+			responses: true,
+			events: false,
+		},
+		layout: dist.internals.layoutOf(
 			new Map(
 				['claim_token', 'fingerprint'].map((name) => [
 					name,
@@ -68,10 +74,10 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 		),
 	};
 	const statement = (mode: 'counting' | 'readOnly', single: boolean) =>
-		dist.claimSql.claimStatement(table, { mode, single });
+		dist.internals.claimStatement(table, { mode, single });
 
 	// The claim ID as the node's table keeps it: 12 bytes.
-	const token = () => randomBytes(12);
+	const claimId = () => randomBytes(12);
 	const prepared = (name: string, text: string) => (values: unknown[]) =>
 		pool.query({ name: `bench_cost_${name}`, text, values });
 	const bareSql = `INSERT INTO ${QUALIFIED} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`;
@@ -90,7 +96,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 		pool.query({
 			name: `bench_cost_${statement.name}`,
 			text: statement.text,
-			values: [keys, null, token(), null],
+			values: [keys, null, claimId(), null],
 		});
 	const batchBareSql = `INSERT INTO ${QUALIFIED} (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING RETURNING key`;
 	const batchRow = prepared(
@@ -161,7 +167,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				{
 					label: 'the row a claim-once row keeps',
 					adds: 'first_seen and the 12 bytes of the claim ID written with the key',
-					prepare: eachKey((key) => nodeRow([key, token()])),
+					prepare: eachKey((key) => nodeRow([key, claimId()])),
 				},
 				{
 					label: "the node's one-key statement, sent directly",
@@ -223,7 +229,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				{
 					label: 'the rows claim-once rows keep, prepared',
 					adds: 'first_seen, last_seen, claim_token written with each key',
-					prepare: oneStatement((keys) => batchRow([keys, token()])),
+					prepare: oneStatement((keys) => batchRow([keys, claimId()])),
 				},
 				{
 					label: "the node's statement, sent directly",

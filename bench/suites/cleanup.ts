@@ -26,7 +26,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 			days: DAYS,
 			keyPrefix: 'evt:evt_',
 			keySuffixSql: 'substr(md5(i::text), 1, 24)',
-			claimTokens: true,
+			claimIds: true,
 		}),
 	);
 	const sizes = await tableSizes(pool, ref);
@@ -127,7 +127,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 			},
 		],
 		details: [
-			`${total.toLocaleString('en')} keys (\`evt:evt_\` + 24 hex chars, with a claim token like the node writes) spread evenly over ${DAYS} days,`,
+			`${total.toLocaleString('en')} keys (\`evt:evt_\` + 24 hex chars, with a claim ID like the node writes) spread evenly over ${DAYS} days,`,
 			`loaded with generate_series, indexes built afterwards, VACUUM ANALYZE (${(loadMs / 1000).toFixed(0)} s in all).`,
 			`Purge = Idempotency Key node, operation purge, batchSize ${PURGE_BATCH.toLocaleString('en')}, run ${executions} times with olderThanDays`,
 			`${DAYS - stepDays}, ${DAYS - 2 * stepDays}, … ${PURGE_OLDER_THAN_DAYS} (${stepDays} day(s) of keys each; together the older half), each followed by an`,

@@ -9,7 +9,7 @@ import { formatMiB } from '../lib/stats';
 const PER_EXECUTION = 100;
 const CONCURRENCY = 4;
 
-export const title = '6b. Memory of the n8n process';
+export const title = '6. Memory of the n8n process';
 export const run = inN8n(async ({ n8n, quick, log, check }) => {
 	const pid = n8n.pid;
 	if (!pid) return { skipped: 'could not find the n8n server process to read its RSS' };

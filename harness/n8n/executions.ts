@@ -30,6 +30,25 @@ export class N8nExecutions {
 		return rows[0].id;
 	}
 
+	/** Executions of these workflows after `afterId` that n8n has not finished (new, running, waiting). */
+	async unfinished(workflowIds: string[], afterId: number): Promise<number> {
+		const { rows } = await this.pool.query(
+			`SELECT count(*)::int AS n FROM ${this.schema}.execution_entity
+			 WHERE "workflowId" = ANY($1) AND id > $2 AND status = ANY($3)`,
+			[workflowIds, afterId, UNFINISHED],
+		);
+		return rows[0].n;
+	}
+
+	/** How many of these executions n8n has not finished (new, running, waiting). */
+	async unfinishedAmong(ids: number[]): Promise<number> {
+		const { rows } = await this.pool.query(
+			`SELECT count(*)::int AS n FROM ${this.schema}.execution_entity WHERE id = ANY($1) AND status = ANY($2)`,
+			[ids, UNFINISHED],
+		);
+		return rows[0].n;
+	}
+
 	/**
 	 * Waits until the workflow has exactly `count` executions after `afterId` and none is still running
 	 * (n8n answers the webhook before it saves the execution), then returns them in order.

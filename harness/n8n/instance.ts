@@ -145,7 +145,7 @@ export class N8nInstance {
 		return N8nProcess.spawn(this.runtime, args, { ...this.env, ...env }, logFile);
 	}
 
-	/** Waits until every published webhook answers at `baseUrl` (this instance's or another process's). */
+	/** Waits until every published webhook is registered at `baseUrl` (this instance's or another process's). */
 	async waitForPublishedWebhooks(
 		server: N8nProcess,
 		baseUrl: string,
@@ -164,6 +164,13 @@ export class N8nInstance {
 		const server = this.server;
 		this.server = null;
 		await server?.stop({ graceMs });
+	}
+
+	/** SIGKILL to n8n and its task runner, as when its container dies; start() brings it back on the same data. */
+	async kill(): Promise<void> {
+		const server = this.server;
+		this.server = null;
+		await server?.kill();
 	}
 
 	/** Runs a workflow that starts with a Manual Trigger through `n8n execute` (server stopped). */
@@ -201,6 +208,8 @@ export class N8nInstance {
 		if (credentials.length) await this.importEntries('credentials', credentials);
 		if (workflows.length) await this.importEntries('workflow', workflows);
 		for (const id of publish) {
+			// 1.x runs a sub-workflow unpublished and refuses to activate one that only other workflows start.
+			if (this.runtime.major < 2 && onlyCalled(workflows.find((w) => w.id === id))) continue;
 			this.log(`publishing workflow ${id}…`);
 			// 2.x "publishes" a workflow; 1.x activates it (publish:workflow does not exist there).
 			await this.cli(
@@ -233,6 +242,25 @@ export class N8nInstance {
 	}
 }
 
+/**
+ * A CORS preflight without a requested method: n8n answers it with the methods registered at the path
+ * (read from its webhook table), starts no execution and, unlike a request with another method, logs
+ * nothing while the path is not registered yet.
+ */
+async function webhookIsRegistered(url: string, method: string): Promise<boolean> {
+	try {
+		const response = await fetch(url, {
+			method: 'OPTIONS',
+			headers: { origin: 'http://127.0.0.1' },
+		});
+		await response.arrayBuffer();
+		const allowed = response.headers.get('access-control-allow-methods') ?? '';
+		return response.ok && allowed.split(/,\s*/).includes(method);
+	} catch {
+		return false;
+	}
+}
+
 /** Anything whose n8n log can explain a failure: an instance, a queue-mode cluster. */
 interface HasN8nLog {
 	logTail(lines?: number): string;
@@ -256,14 +284,11 @@ function withLogTail(error: unknown, n8n: HasN8nLog | undefined): unknown {
 	return error;
 }
 
-/** A probe that starts no execution: asking with another method tells "registered for POST" from "unknown". */
-async function webhookIsRegistered(url: string, method: string): Promise<boolean> {
-	const probeMethod = method === 'GET' ? 'DELETE' : 'GET';
-	try {
-		const response = await fetch(url, { method: probeMethod });
-		const text = await response.text();
-		return text.includes(`not registered for ${probeMethod} requests`);
-	} catch {
-		return false;
-	}
+/** A workflow whose only trigger is the Execute Sub-workflow Trigger. */
+function onlyCalled(workflow: WorkflowJson | undefined): boolean {
+	const triggers = (workflow?.nodes ?? []).filter((node) => /trigger|webhook/i.test(node.type));
+	return (
+		triggers.length > 0 &&
+		triggers.every((node) => node.type === 'n8n-nodes-base.executeWorkflowTrigger')
+	);
 }

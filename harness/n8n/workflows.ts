@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { REPO_ROOT } from '../repo';
@@ -24,15 +24,55 @@ export interface WorkflowJson {
 	[field: string]: unknown;
 }
 
-/** A shipped workflow file as is, plus an n8n workflow id (the files carry none). */
+/**
+ * A shipped workflow file as is, plus an n8n workflow id. The files carry none, except a sub-workflow the
+ * templates call by id (business-step.json), which keeps its own.
+ */
 export function loadShippedWorkflow(file: string): WorkflowJson {
 	return loadWorkflowFile(join(WORKFLOWS_DIR, file));
 }
 
-/** A workflow file as is, plus an n8n workflow id. */
+/** A workflow file as is, with its own id or a new one. */
 export function loadWorkflowFile(path: string): WorkflowJson {
-	const workflow = JSON.parse(readFileSync(path, 'utf8')) as WorkflowJson;
-	return { ...workflow, id: newWorkflowId() };
+	const workflow = JSON.parse(readFileSync(path, 'utf8')) as Partial<WorkflowJson>;
+	return { ...workflow, id: workflow.id ?? newWorkflowId() } as WorkflowJson;
+}
+
+const EXECUTE_WORKFLOW = 'n8n-nodes-base.executeWorkflow';
+
+/** The ids of the workflows this one calls (Execute Sub-workflow nodes, from the database by id). */
+export function calledWorkflowIds(workflow: WorkflowJson): string[] {
+	return workflow.nodes
+		.filter((node) => node.type === EXECUTE_WORKFLOW && !node.disabled)
+		.map((node) => (node.parameters.workflowId as { value?: unknown } | undefined)?.value)
+		.filter((id): id is string => typeof id === 'string');
+}
+
+/**
+ * The workflows and the ids to publish, with every shipped sub-workflow one of them calls added to both:
+ * a suite (or `npm run dev`) that loads a template gets the sub-workflow it calls without naming it, and
+ * n8n 2.x runs only a published sub-workflow for webhook and scheduled executions.
+ */
+export function withCalledWorkflows(
+	workflows: WorkflowJson[],
+	publish: string[],
+): { workflows: WorkflowJson[]; publish: string[] } {
+	const shipped = new Map(
+		readdirSync(WORKFLOWS_DIR)
+			.filter((file) => file.endsWith('.json'))
+			.map((file) => loadShippedWorkflow(file))
+			.map((workflow) => [workflow.id, workflow]),
+	);
+	const all = [...workflows];
+	const published = [...publish];
+	for (let i = 0; i < all.length; i++)
+		for (const id of calledWorkflowIds(all[i])) {
+			const called = shipped.get(id);
+			if (!called || all.some((workflow) => workflow.id === id)) continue;
+			all.push(called);
+			published.push(id);
+		}
+	return { workflows: all, publish: published };
 }
 
 /** The workflow with these parameters set on every node whose type ends with `typeSuffix`. */

@@ -71,6 +71,12 @@ export function executeContext(
 				if (!binary) throw new Error(`Item ${itemIndex} has no binary property "${property}"`);
 				return Buffer.from(binary.data, 'base64');
 			},
+			// n8n's default binary mode: the bytes inline, as base64.
+			prepareBinaryData: async (data: Buffer, fileName?: string, mimeType?: string) => ({
+				data: data.toString('base64'),
+				mimeType,
+				fileName,
+			}),
 		},
 	};
 	return context as unknown as IExecuteFunctions;

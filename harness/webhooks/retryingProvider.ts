@@ -22,7 +22,8 @@ export interface ProviderAnswer {
 
 export interface ProviderOptions {
 	url: string;
-	bursts: Array<{ event: ProviderEvent; copies: number }>;
+	/** `maxAttempts` here overrides the sender's for one event (1: sent once and never again, GitHub's way). */
+	bursts: Array<{ event: ProviderEvent; copies: number; maxAttempts?: number }>;
 	/** Bursts (first deliveries) or single retries in flight at once. */
 	concurrency: number;
 	/** Delay before the first retry, drawn between min and max; each further retry waits 1.5× longer, up to 5 s. */
@@ -34,6 +35,8 @@ export interface ProviderOptions {
 	beforeRequest?(requestNumber: number): Promise<void> | void;
 	/** Called with every answer before the provider decides whether to retry. */
 	onAnswer?(answer: ProviderAnswer): Promise<void> | void;
+	/** The headers that sign one attempt (default: a made-up signature that differs on every attempt). */
+	sign?(event: ProviderEvent, attempt: number): Record<string, string>;
 }
 
 export interface ProviderReport {
@@ -54,6 +57,7 @@ const MAX_RETRY_DELAY_MS = 5_000;
 interface Delivery {
 	event: ProviderEvent;
 	attempts: number;
+	maxAttempts: number;
 	last: string;
 }
 
@@ -69,8 +73,8 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 		maxAttemptsUsed: 0,
 		seconds: 0,
 	};
-	const waiting = options.bursts.map(({ event, copies }) =>
-		Array.from({ length: copies }, (): Delivery => ({ event, attempts: 0, last: '' })),
+	const waiting = options.bursts.map(({ event, copies, maxAttempts = options.maxAttempts }) =>
+		Array.from({ length: copies }, (): Delivery => ({ event, attempts: 0, maxAttempts, last: '' })),
 	);
 	const dueRetries: Delivery[][] = [];
 	/** Retries waiting for their delay, by timer. */
@@ -106,6 +110,7 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 			delivery.event,
 			delivery.attempts,
 			options.requestTimeoutMs ?? 60_000,
+			options.sign ?? madeUpSignature,
 		);
 		const label = answer.status === 0 ? 'network' : String(answer.status);
 		const answerLabel = `${label} ${answer.body.status ?? '-'}`;
@@ -114,7 +119,7 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 		await options.onAnswer?.(answer);
 		if (answer.status >= 200 && answer.status < 300) return;
 		report.retriesByStatus[label] = (report.retriesByStatus[label] ?? 0) + 1;
-		if (delivery.attempts >= options.maxAttempts || Date.now() >= deadline) giveUp(delivery);
+		if (delivery.attempts >= delivery.maxAttempts || Date.now() >= deadline) giveUp(delivery);
 		else scheduleRetry(delivery);
 	};
 
@@ -145,16 +150,20 @@ export async function runRetryingProvider(options: ProviderOptions): Promise<Pro
 	return report;
 }
 
+/** The signature differs on every attempt, as a real provider's does; the key must not depend on it. */
+const madeUpSignature = (_event: ProviderEvent, attempt: number) => ({
+	'webhook-signature': `t=${Date.now()},a=${attempt}`,
+});
+
 async function post(
 	url: string,
 	event: ProviderEvent,
 	attempt: number,
 	timeoutMs: number,
+	sign: (event: ProviderEvent, attempt: number) => Record<string, string>,
 ): Promise<ProviderAnswer> {
 	try {
-		// The signature differs on every attempt, as a real provider's does; the key must not depend on it.
-		const signature = { 'webhook-signature': `t=${Date.now()},a=${attempt}` };
-		const { status, body } = await deliver(url, event.body, signature, timeoutMs);
+		const { status, body } = await deliver(url, event.body, sign(event, attempt), timeoutMs);
 		return { event, attempt, status, body };
 	} catch (error) {
 		return { event, attempt, status: 0, body: { error: (error as Error).message } };

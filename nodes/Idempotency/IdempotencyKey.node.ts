@@ -9,6 +9,8 @@ import {
 import { failedItem } from './actions/failures/databaseFailure';
 import { routeKeyOperation } from './actions/keyRouter';
 import { clearHistoryProperties } from './descriptions/clearHistoryProperties';
+import { inboxProperties } from './descriptions/inboxProperties';
+import { keyOperationProperty } from './descriptions/keyOperationProperty';
 import { purgeProperties } from './descriptions/purgeProperties';
 import { settleProperties } from './descriptions/settleProperties';
 import { stuckClaimsProperties } from './descriptions/stuckClaimsProperties';
@@ -38,52 +40,11 @@ export class IdempotencyKey implements INodeType {
 			},
 		],
 		properties: [
-			{
-				displayName: 'Operation',
-				name: 'operation',
-				type: 'options',
-				noDataExpression: true,
-				options: [
-					{
-						name: 'Clear Deduplication History',
-						value: 'clearHistory',
-						action: 'Clear deduplication history',
-						description:
-							"Delete one scope's keys and its watermark, as Remove Duplicates' Clear Deduplication History does",
-					},
-					{
-						name: 'Complete',
-						value: 'complete',
-						action: 'Complete a claimed key',
-						description:
-							'Mark the key done after the business step succeeded; later deliveries are completed duplicates',
-					},
-					{
-						name: 'List Stuck Claims',
-						value: 'listStuck',
-						action: 'List stuck claims',
-						description:
-							'List claims left processing with an expired lease (their execution died), optionally with a summary of the table',
-					},
-					{
-						name: 'Purge',
-						value: 'purge',
-						action: 'Purge old keys',
-						description: 'Delete keys older than the providers can resend, in batches',
-					},
-					{
-						name: 'Release',
-						value: 'release',
-						action: 'Release a claimed key',
-						description:
-							"Delete the key after the business step failed, so the provider's next retry runs",
-					},
-				],
-				default: 'complete',
-			},
+			keyOperationProperty,
 			...settleProperties,
 			...purgeProperties,
 			...stuckClaimsProperties,
+			...inboxProperties,
 			...clearHistoryProperties,
 			{
 				displayName: 'Options',

@@ -1,3 +1,5 @@
+import { PackageError } from '../shared/packageError';
+
 /**
  * The errors this package raises itself, one class per kind of fault so a message and a test can name it:
  * a KeyError is one item's (no key can be made from it), a TableError the table's or the role's, a
@@ -6,12 +8,7 @@
  * route by where a failure happens (reading one item, or the database call for all), not by class: an
  * item's key failure is `bad_delivery`, anything the database call raises fails every item.
  */
-export class IdempotencyError extends Error {
-	constructor(message: string, options?: { cause?: unknown }) {
-		super(message, options);
-		this.name = new.target.name;
-	}
-}
+export class IdempotencyError extends PackageError {}
 
 /** An item from which no key (or no usable key) can be made. */
 export class KeyError extends IdempotencyError {}
@@ -27,3 +24,9 @@ export class WatermarkError extends IdempotencyError {}
 
 /** A response Complete cannot store: a bad status code or header, a body that is not JSON, or too large. */
 export class ResponseError extends IdempotencyError {}
+
+/** An event too large to keep with its claim: a setting to raise, so the delivery is refused unclaimed. */
+export class EventSizeError extends IdempotencyError {}
+
+/** A credential field with no usable certificate or key in it; the message names the field and the problem. */
+export class TlsMaterialError extends IdempotencyError {}

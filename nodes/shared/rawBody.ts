@@ -13,7 +13,7 @@ export const binaryPropertyOption: INodeProperties = {
 };
 
 /** The binary property the option names for this item. */
-export function rawBodyProperty(context: IExecuteFunctions, index: number): string {
+function rawBodyProperty(context: IExecuteFunctions, index: number): string {
 	return context.getNodeParameter('options.binaryPropertyName', index, 'data') as string;
 }
 

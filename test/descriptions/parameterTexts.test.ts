@@ -99,6 +99,7 @@ it('puts hints only where they prevent a mistake, so the panels stay quiet', () 
 		'dedupeValue',
 		'dedupeValue',
 		'dedupeValue',
+		'keepEvent',
 		'keepItemsWhere',
 		'leaseSeconds',
 		'olderThanDays',

@@ -20,7 +20,7 @@ import { REPO_ROOT } from '../../harness/repo';
 
 const PACKAGE_NAME = 'n8n-nodes-idempotency';
 const CLAIM_NODE = 'Idempotency Claim';
-const BUSINESS_STEP = 'Insert into business_log (example)';
+const BUSINESS_STEP = 'Business Step';
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
 const STICKY_NOTE = 'n8n-nodes-base.stickyNote';
 

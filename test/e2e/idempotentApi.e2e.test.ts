@@ -12,7 +12,7 @@ import type { Pool } from 'pg';
 
 import { credentialsFromUrl } from '../../harness/postgres/connections';
 import { startTestPostgres, type PostgresServer } from '../../harness/postgres/server';
-import { TransactionPooler } from '../../harness/postgres/transactionPooler';
+import { TransactionPooler } from '../support/transactionPooler';
 import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL } from '../../harness/n8n/credentials';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
@@ -81,7 +81,17 @@ const perCustomer = templateVariant('one-at-a-time-per-entity.json', {
 		},
 	},
 });
-const workflows = [api, apiShortWait, apiPooled, perCustomer];
+/** A Postgres nobody listens on: every claim through it is a database failure. */
+const UNREACHABLE_CREDENTIAL = {
+	id: 'idemApiNoDbPg001',
+	name: 'Unreachable Postgres',
+	type: 'idempotencyPostgresApi',
+};
+const apiDatabaseDown = templateVariant('idempotent-api-endpoint.json', {
+	path: 'idempotent-api-database-down',
+	credentials: { ...credentials, idempotencyPostgresApi: UNREACHABLE_CREDENTIAL },
+});
+const workflows = [api, apiShortWait, apiPooled, perCustomer, apiDatabaseDown];
 
 let server: PostgresServer;
 let pooler: TransactionPooler | undefined;
@@ -101,6 +111,17 @@ stackForSuite(
 			workflows,
 			publish: workflows.map((workflow) => workflow.id),
 			extraCredentials: [
+				{
+					...UNREACHABLE_CREDENTIAL,
+					data: {
+						host: '127.0.0.1',
+						port: 1,
+						database: 'none',
+						user: 'none',
+						password: '',
+						ssl: 'disable',
+					},
+				},
 				{
 					...POOLED_CREDENTIAL,
 					data: {
@@ -183,6 +204,24 @@ describe('idempotent API endpoint (Idempotency-Key)', () => {
 			expect(reused.status).toBe(422);
 			expect(JSON.parse(reused.body)).toMatchObject({ status: 'key_reused' });
 			expect(await ordersFor(pool, key)).toBe(1);
+		},
+	);
+
+	step(
+		'the claim database unreachable: 503 with Retry-After, naming the fault; no order',
+		async () => {
+			const before = (await pool.query('SELECT count(*)::int AS n FROM business_log')).rows[0].n;
+			const answer = await callApi(
+				n8n!.webhookUrl(webhookPathOf(apiDatabaseDown)),
+				JSON.stringify({ item: 'lamp' }),
+				{ 'idempotency-key': `k_${randomBytes(4).toString('hex')}` },
+			);
+			expect(answer.status).toBe(503);
+			expect(answer.headers.get('retry-after')).toBe('30');
+			expect(JSON.parse(answer.body).message).toMatch(/127\.0\.0\.1:1/);
+			expect((await pool.query('SELECT count(*)::int AS n FROM business_log')).rows[0].n).toBe(
+				before,
+			);
 		},
 	);
 

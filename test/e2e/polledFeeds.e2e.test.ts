@@ -10,8 +10,8 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { markValue } from '../../nodes/Idempotency/watermark/markValue';
-import { rowsOf } from '../../harness/postgres/claimTableSql';
-import { FeedServer, type FeedItem } from '../../harness/feeds/feedServer';
+import { rowsOf } from '../support/claimTableSql';
+import { FeedServer, type FeedItem } from '../support/feedServer';
 import { stackForSuite } from '../support/stackForSuite';
 import type { Execution, N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';

@@ -14,15 +14,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
-import { rowsOf } from '../../harness/postgres/claimTableSql';
+import { rowsOf } from '../support/claimTableSql';
 import { stackForSuite } from '../support/stackForSuite';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
-import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
+import { QueueModeCluster } from '../support/queueModeCluster';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { webhookPathOf } from '../../harness/n8n/workflows';
-import { QUEUE_MODE_LEASE_SECONDS, queueModeWorkflow } from './fixtures/queueModeWorkflow';
+import { QUEUE_MODE_LEASE_SECONDS, queueModeWorkflows } from './fixtures/queueModeWorkflow';
 
 const EVENTS = Number(process.env.E2E_QUEUE_EVENTS ?? 100);
 const COPIES = 4;
@@ -53,7 +53,7 @@ CREATE TRIGGER record_business_attempt BEFORE INSERT ON business_log
 	FOR EACH ROW EXECUTE FUNCTION record_business_attempt();
 `;
 
-const workflow = queueModeWorkflow();
+const { workflow, businessStep } = queueModeWorkflows();
 
 let db: Pool;
 let cluster: QueueModeCluster | undefined;
@@ -63,8 +63,8 @@ stackForSuite(
 	{
 		appDatabase: 'idem_queue',
 		n8nSchema: N8N_SCHEMA,
-		workflows: [workflow],
-		publish: [workflow.id],
+		workflows: [workflow, businessStep],
+		publish: [workflow.id, businessStep.id],
 		appSql: ATTEMPTS_SQL,
 		launch: (n8n) =>
 			QueueModeCluster.create({

@@ -9,28 +9,30 @@
  * event must have run its business step exactly once and every claim must be completed. The workflows'
  * tables live on a server of their own, so the restart does not take n8n's own database down with it.
  *
- * The template is imported exactly as shipped; only its database differs. Replay a run with the seed it
- * prints: E2E_STORM_SEED=… npm run test:e2e -- retryStorm
+ * The template is imported as shipped but for Retry Later's backoff: a failed event is kept and due again
+ * after 1 s (then 2 s, at most 4 s) instead of 30 s, so the provider's retries, which come within seconds
+ * here, run it again within the storm instead of being told 409 for half a minute. Only its database
+ * differs otherwise. Replay a run with the seed it prints: E2E_STORM_SEED=… npm run test:e2e -- retryStorm
  */
 import type { Pool } from 'pg';
 
 import type { AppDatabase } from '../../harness/postgres/appDatabase';
-import { claimsByStatus, rowsOf } from '../../harness/postgres/claimTableSql';
-import { InjectedFailures } from '../../harness/faults/injectedFailures';
+import { claimsByStatus, rowsOf } from '../support/claimTableSql';
+import { InjectedFailures } from '../support/injectedFailures';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
-import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
+import { OwnPostgres } from '../../harness/postgres/server';
 import {
 	restartBeforeComplete,
 	type RestartBeforeComplete,
-} from '../../harness/faults/restartBeforeComplete';
+} from '../support/restartBeforeComplete';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
-import { planStorm } from '../../harness/webhooks/stormPlan';
+import { planStorm } from '../support/stormPlan';
 import { stackForSuite } from '../support/stackForSuite';
 import {
 	terminateConnectionsOf,
 	type TerminatedConnections,
-} from '../../harness/faults/terminateConnections';
+} from '../support/terminateConnections';
 import { loadShippedWorkflow, webhookPathOf } from '../../harness/n8n/workflows';
 
 const EVENTS = Number(process.env.E2E_STORM_EVENTS ?? 200);
@@ -52,9 +54,18 @@ const BUSINESS_SQL = 'INSERT INTO business_log %';
  */
 const OUTAGE = process.env.E2E_STORM_OUTAGE === 'server' ? 'server' : 'app';
 
-const template = loadShippedWorkflow('idempotency-claim-template.json');
+const RETRY_BACKOFF = { baseSeconds: 1, factor: 2, capSeconds: 4, jitter: 0.2 };
+const shipped = loadShippedWorkflow('idempotency-claim-template.json');
+const template = {
+	...shipped,
+	nodes: shipped.nodes.map((node) =>
+		node.name === 'Retry Later'
+			? { ...node, parameters: { ...node.parameters, backoff: RETRY_BACKOFF } }
+			: node,
+	),
+};
 
-let appServer: RestartablePostgres | undefined;
+let appServer: OwnPostgres | undefined;
 let app: AppDatabase;
 let admin: Pool;
 let n8n: N8nInstance | undefined;
@@ -62,7 +73,7 @@ let executions: N8nExecutions;
 
 stackForSuite(
 	async () => {
-		appServer = await RestartablePostgres.start();
+		appServer = await OwnPostgres.start();
 		return {
 			appDatabase: 'idem_storm',
 			n8nSchema: N8N_SCHEMA,
@@ -132,7 +143,7 @@ async function storm(): Promise<void> {
 		if (status === 200 && body.status === 'processed')
 			processedAnswers.set(event.key, (processedAnswers.get(event.key) ?? 0) + 1);
 		if (status === 500 && body.status === 'failed') {
-			// The template released the key and answered 500: count one failure of this event as done.
+			// The template kept the event for a retry and answered 500: count one failure of this event as done.
 			failedAnswers.total++;
 			if (await failures.drainOne(event.key)) failedAnswers.planned++;
 		}
@@ -146,7 +157,7 @@ async function storm(): Promise<void> {
 		maxAttempts: 30,
 		deadlineMs: STORM_SECONDS * 1000,
 		beforeRequest: async (requestNumber) => {
-			// The outage lands while a business step runs, so it can cut one (→ error output → Release → 500).
+			// The outage lands while a business step runs, so it can cut one (→ error output → Retry Later → 500).
 			if (requestNumber === killAt)
 				killed = await terminateConnectionsOf(admin, outageUsers(), { whileRunning: BUSINESS_SQL });
 		},
@@ -212,7 +223,7 @@ async function storm(): Promise<void> {
 	// The restart cut the Complete of an event whose business row had committed; that event still ends
 	// with one business row and a completed claim (checked with every other event below).
 	expect(restarted?.key).toBe(restartKey);
-	// Every planned failure went through the error path (Release → 500) and was retried.
+	// Every planned failure went through the error path (Retry Later → 500) and was retried.
 	expect(plannedFailuresLeft).toBe(0);
 	expect(failedAnswers.planned).toBe(plan.plannedFailures);
 	expect({ doubled: doubled.rows, missing: missing.rows }).toEqual({ doubled: [], missing: [] });

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
-import { rowsOf } from '../../harness/postgres/claimTableSql';
+import { rowsOf } from '../support/claimTableSql';
 import { deliver } from '../../harness/webhooks/deliver';
 import { stackForSuite } from '../support/stackForSuite';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';

@@ -22,7 +22,6 @@ import { loadShippedWorkflow, webhookPathOf, type WorkflowJson } from '../../har
 import { loadFixtureWorkflow } from '../support/fixtures';
 
 const N8N_SCHEMA = 'n8n_e2e';
-const BUSINESS_STEP = 'Insert into business_log (example)';
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
 
 const claimTemplate = loadShippedWorkflow('idempotency-claim-template.json');
@@ -56,14 +55,26 @@ interface TemplateCase {
 	workflow: WorkflowJson;
 	/** Status for a repeat that arrives while the first delivery still runs (null: the built-in template has no such state). */
 	inProgressStatus: number | null;
+	/** The node that runs the business step (the node template calls the business sub-workflow). */
+	businessStep: string;
 }
 
 const templateCases: TemplateCase[] = [
-	{ label: 'Idempotency Claim template', workflow: claimTemplate, inProgressStatus: 409 },
-	{ label: 'built-in nodes template', workflow: builtinTemplate, inProgressStatus: null },
+	{
+		label: 'Idempotency Claim template',
+		workflow: claimTemplate,
+		inProgressStatus: 409,
+		businessStep: 'Business Step',
+	},
+	{
+		label: 'built-in nodes template',
+		workflow: builtinTemplate,
+		inProgressStatus: null,
+		businessStep: 'Insert into business_log (example)',
+	},
 ];
 
-describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) => {
+describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus, businessStep }) => {
 	const tag = `${label.split(' ')[0].toLowerCase()}_${randomBytes(3).toString('hex')}`;
 	const url = () => n8n!.webhookUrl(webhookPathOf(workflow));
 	const keyOf = (name: string) => `evt:evt_${tag}_${name}`;
@@ -90,10 +101,10 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 
 			const runs = await executions.waitForFinished(workflow.id, since, 3);
 			expect(runs.map((run) => run.status)).toEqual(['success', 'success', 'success']);
-			expect(runs[0].nodesRun).toContain(BUSINESS_STEP);
+			expect(runs[0].nodesRun).toContain(businessStep);
 			expect(runs[1].nodesRun).toContain(RESPOND_DUPLICATE);
-			expect(runs[1].nodesRun).not.toContain(BUSINESS_STEP);
-			expect(runs[2].nodesRun).toContain(BUSINESS_STEP);
+			expect(runs[1].nodesRun).not.toContain(businessStep);
+			expect(runs[2].nodesRun).toContain(businessStep);
 
 			expect(await businessRowsPerKey(pool, [keyOf('A'), keyOf('B')])).toEqual({
 				[keyOf('A')]: 1,
@@ -136,13 +147,13 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 		expect(answers.filter((answer) => answer.body.status === 'processed')).toHaveLength(1);
 		const runs = await executions.waitForFinished(workflow.id, since, 8);
 		expect(runs).toHaveLength(8);
-		expect(runs.filter((run) => run.nodesRun.includes(BUSINESS_STEP))).toHaveLength(1);
+		expect(runs.filter((run) => run.nodesRun.includes(businessStep))).toHaveLength(1);
 		expect(await businessRowsPerKey(pool, [keyOf('C')])).toEqual({ [keyOf('C')]: 1 });
 	});
 
 	if (workflow === claimTemplate) {
 		step(
-			'a failing business step releases the key (500), so the provider retry runs it',
+			'a failing business step keeps the event for a retry (500); a retry before it is due is told 409, one after runs it',
 			async () => {
 				const body = event('D', 'e2e.rejected');
 				const key = keyOf('D');
@@ -153,15 +164,33 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus }) =
 				try {
 					const failed = await deliver(url(), body);
 					expect(failed.status).toBe(500);
-					expect(failed.body.status).toBe('failed');
-					expect(await claimRows(pool, key)).toBe(0);
+					expect(failed.body).toMatchObject({ status: 'failed', key, retry: 'scheduled' });
+					expect(await claimRows(pool, key)).toBe(1);
+					const { rows: kept } = await pool.query(
+						'SELECT attempts, last_error IS NOT NULL AS has_error FROM processed_events_events WHERE key = $1',
+						[key],
+					);
+					expect(kept).toEqual([{ attempts: 1, has_error: true }]);
+					// The sender's retry before the backoff has passed: the event is held for its retry.
+					const early = await deliver(url(), body);
+					expect(early.status).toBe(409);
 				} finally {
 					await pool.query('ALTER TABLE business_log DROP CONSTRAINT IF EXISTS e2e_reject');
 				}
 
+				// Once it is due (its backoff moved to the past), the sender's retry takes it over and runs it.
+				await pool.query(
+					"UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE key = $1",
+					[key],
+				);
 				const retried = await deliver(url(), body);
 				expect(retried).toEqual(answered('processed', key));
 				expect(await businessRowsPerKey(pool, [key])).toEqual({ [key]: 1 });
+				const { rows: left } = await pool.query(
+					'SELECT count(*)::int AS n FROM processed_events_events WHERE key = $1',
+					[key],
+				);
+				expect(left).toEqual([{ n: 0 }]);
 			},
 		);
 	}

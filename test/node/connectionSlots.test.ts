@@ -1,25 +1,23 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { credentialsFromUrl, withClient } from '../../harness/postgres/connections';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
+import { credentialsFromUrl } from '../../harness/postgres/connections';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
-import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
+import { OwnPostgres } from '../../harness/postgres/server';
 
 /** A server with room for 8 connections, and three n8n processes that each keep a default pool of 10. */
 const MAX_CONNECTIONS = 8;
 const PROCESSES = 3;
 const POOL_SIZE = 10;
 
-let server: RestartablePostgres;
+let server: OwnPostgres;
 beforeAll(async () => {
-	server = await RestartablePostgres.start({
-		max_connections: String(MAX_CONNECTIONS),
-		superuser_reserved_connections: '0',
+	server = await OwnPostgres.start({
+		settings: { max_connections: String(MAX_CONNECTIONS), superuser_reserved_connections: '0' },
 	});
 }, 60_000);
 afterAll(async () => {
-	await closeAllPools();
 	await server?.stop();
 });
 
@@ -70,15 +68,38 @@ async function retryUntilAnswered(event: number, id: string): Promise<INodeExecu
 	}
 }
 
-/** Rows whose key starts with `prefix`, read once the processes' pools are closed (their idle connections hold every slot). */
+/** The name the node's connections carry in pg_stat_activity (transport/postgresCredentials). */
+const NODE_CONNECTIONS = "application_name = 'n8n-nodes-idempotency'";
+
+/**
+ * Rows whose key starts with `prefix`, read through an idle connection of the processes' own pools (their
+ * idle connections hold every slot); then every connection of the processes is ended by the server
+ * (pg_terminate_backend, as an administrator would), and the slots are seen free in pg_stat_activity.
+ */
 async function claimedRows(prefix: string): Promise<number> {
-	await closeAllPools();
-	const { rows } = await withClient(server.url, (client) =>
-		client.query<{ n: number }>(`SELECT count(*)::int AS n FROM slots WHERE key LIKE $1 || '%'`, [
-			prefix,
-		]),
-	);
-	return rows[0].n;
+	const pool = await poolFor(processCredentials(0));
+	const client = await pool.connect();
+	try {
+		const { rows } = await client.query<{ n: number }>(
+			`SELECT count(*)::int AS n FROM slots WHERE key LIKE $1 || '%'`,
+			[prefix],
+		);
+		await client.query(
+			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${NODE_CONNECTIONS} AND pid <> pg_backend_pid()`,
+		);
+		for (let look = 0; ; look++) {
+			const others = await client.query<{ n: number }>(
+				`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${NODE_CONNECTIONS} AND pid <> pg_backend_pid()`,
+			);
+			if (others.rows[0].n === 0) break;
+			if (look === 100) throw new Error(`${others.rows[0].n} connections still open`);
+			await new Promise((resolve) => setTimeout(resolve, 20));
+		}
+		return rows[0].n;
+	} finally {
+		// This last connection leaves the pool too: every process starts the next test holding none.
+		client.release(true);
+	}
 }
 
 describe('more n8n processes × pool size than the server has connections', () => {
@@ -108,6 +129,19 @@ describe('more n8n processes × pool size than the server has connections', () =
 
 	it("a retry that reaches a process holding no connection, while another process's idle connections hold every slot, is refused the same way and claims nothing", async () => {
 		const events = Array.from({ length: 2 * POOL_SIZE }, (_, i) => `evt_full_${i}`);
+		// Each claim holds its connection 0.2 s, as on a busy server: a burst's deliveries all want one at once,
+		// however a loaded test machine staggers their start (else one reuses another's and fewer are refused).
+		const setup = await (await poolFor(processCredentials(0))).connect();
+		try {
+			await setup.query(
+				'CREATE FUNCTION slow_claim() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.2); RETURN NEW; END $$',
+			);
+			await setup.query(
+				'CREATE TRIGGER slow_claim BEFORE INSERT ON slots FOR EACH ROW EXECUTE FUNCTION slow_claim()',
+			);
+		} finally {
+			setup.release(true); // the process starts the bursts holding no connection
+		}
 		// Two bursts on process 0: after the second, its pool holds every slot the server has, idle.
 		const settled = [
 			...(await Promise.allSettled(events.slice(0, POOL_SIZE).map((id) => deliver(0, id)))),

@@ -2,7 +2,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { rowsOf } from '../../harness/postgres/claimTableSql';
+import { rowsOf } from '../support/claimTableSql';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
@@ -171,6 +171,50 @@ describe('Idempotency Key node', () => {
 		);
 		expect(await statusRows(table)).toEqual([{ status: 'processing' }]);
 	});
+
+	it.each(['complete', 'release'] as const)(
+		'%s: an item that cannot be settled fails as { error: "configuration", message } with its pairedItem under either Continue setting; the others are settled',
+		async (operation) => {
+			const table = uniqueTableName('key');
+			const [created] = await claim(
+				[webhookItem('{"id":"evt_ok"}'), webhookItem('{"id":"evt_bad"}')],
+				table,
+			);
+			// Item 1 maps an empty key (Complete) or an empty Claim ID (Release).
+			const emptied = operation === 'complete' ? 'key' : 'claimId';
+			for (const onError of ['continueRegularOutput', 'continueErrorOutput'] as const) {
+				const [out] = await keyNode.execute.call(
+					executeContext(created, {
+						parameters: { operation, options: { table } },
+						perItem: (name, index) => {
+							if (index === 1 && name === emptied) return '';
+							const result = created[index].json.idempotency as IDataObject;
+							return name === 'key' || name === 'claimId' ? result[name] : undefined;
+						},
+						credentials: testCredentials(),
+						nodeName: 'Idempotency Key',
+						nodeType: 'idempotencyKey',
+						onError,
+					}),
+				);
+				const failed = out.find((item) => 'error' in item.json);
+				expect(failed).toEqual({
+					json: {
+						error: 'configuration',
+						message: expect.stringMatching(
+							operation === 'complete'
+								? /^Item 1: the key is empty/
+								: /^Item 1: the Claim ID is empty/,
+						),
+					},
+					pairedItem: { item: 1 },
+				});
+				expect(out.filter((item) => item !== failed).map((item) => item.pairedItem)).toEqual([
+					{ item: 0 },
+				]);
+			}
+		},
+	);
 
 	it('Purge takes Older Than as text from an expression ("30"), and names a bad value', async () => {
 		const table = uniqueTableName('key');

@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { executeContext } from '../../harness/node/executeContext';
-import { createKeyAndFirstSeenTable } from '../../harness/postgres/claimTableSql';
+import { createKeyAndFirstSeenTable } from '../support/claimTableSql';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(1);

@@ -7,7 +7,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../../harness/postgres/claimTableSql';
+import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../support/claimTableSql';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 

@@ -320,3 +320,37 @@ describe('Value to Dedupe On, read as n8n would evaluate it', () => {
 		expect(keys(created)).toEqual(['s:evt:={{ $json.id + 1 }}']);
 	});
 });
+
+/** What the migration guide lists as differing from Remove Duplicates v2, each shown here. */
+describe('where it differs from Remove Duplicates v2', () => {
+	it('items leave in input order (Remove Duplicates groups them by value, numeric-looking values first)', async () => {
+		const options = { table: uniqueTableName('polled') };
+		const [created] = await poll(
+			['10', '9', 'b', '2', 'a'].map((id) => ({ id })),
+			{ options },
+		);
+		expect(ids(created)).toEqual(['10', '9', 'b', '2', 'a']);
+	});
+
+	it('an object or array value is refused naming the item (Remove Duplicates reads every object as "[object Object]")', async () => {
+		const options = { table: uniqueTableName('polled') };
+		await expect(poll([{ id: 'ok' }, { id: { a: 1 } }], { options })).rejects.toThrow(
+			'Item 1: Value to Dedupe On is an object; an id must be a string or a number',
+		);
+		await expect(poll([{ id: ['x'] }], { options })).rejects.toThrow(/Item 0: .* is an array/);
+	});
+
+	it('dates are compared to the microsecond (Remove Duplicates, through luxon, to the millisecond)', async () => {
+		const table = uniqueTableName('polled_wm');
+		const later = { keepItemsWhere: 'later', options: { table } };
+		await poll([{ id: 'a', at: '2024-08-09T13:44:16.123456Z' }], later);
+		const [created] = await poll([{ id: 'b', at: '2024-08-09T13:44:16.123457Z' }], later);
+		expect(ids(created)).toEqual(['b']);
+	});
+
+	it('each passed item carries `idempotency` (its key, or its scope and the marks); Clear passes its items on with it too', async () => {
+		const options = { table: uniqueTableName('polled') };
+		const [created] = await poll([{ id: 'x' }], { options });
+		expect(Object.keys(created[0].json)).toEqual(['id', 'idempotency']);
+	});
+});

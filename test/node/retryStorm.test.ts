@@ -1,12 +1,12 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
-import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { claimsByStatus } from '../../harness/postgres/claimTableSql';
+import { claimsByStatus } from '../support/claimTableSql';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { seededRandom } from '../../harness/webhooks/seededRandom';
-import { planStorm } from '../../harness/webhooks/stormPlan';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { planStorm } from '../support/stormPlan';
+import { createTestRole, testPool, uniqueTableName } from '../support/database';
+import { settleClaimed } from '../support/settleClaimed';
 
 const EVENTS = Number(process.env.STORM_EVENTS ?? 1000);
 const WORKERS = 16;
@@ -19,12 +19,14 @@ describe('retry storm: the node template’s logic under retries, failures and k
 		const table = uniqueTableName('storm');
 		const business = uniqueTableName('business_log');
 		const admin = testPool(2);
-		await admin.query(
+		// The storm's connections log in as a role of its own, so killing them spares the suites beside it.
+		const role = await createTestRole(admin, 'storm_role');
+		const businessPool = role.pool(4);
+		await businessPool.query(
 			`CREATE TABLE ${business} (id bigserial PRIMARY KEY, event_key text NOT NULL, at timestamptz DEFAULT now())`,
 		);
-		const credentials = testCredentials({ maxConnections: 8 });
+		const credentials = role.credentials({ maxConnections: 8 });
 		const claimNode = new IdempotencyClaim();
-		const keyNode = new IdempotencyKey();
 
 		const claim = (item: INodeExecutionData) =>
 			claimNode.execute.call(
@@ -39,16 +41,7 @@ describe('retry storm: the node template’s logic under retries, failures and k
 				}),
 			);
 		const settle = (operation: 'complete' | 'release', claimed: INodeExecutionData) =>
-			keyNode.execute.call(
-				executeContext([claimed], {
-					parameters: { operation, options: { table } },
-					perItem: (name) =>
-						name === 'key' || name === 'claimId'
-							? (claimed.json.idempotency as IDataObject)[name]
-							: undefined,
-					credentials,
-				}),
-			);
+			settleClaimed(operation, claimed, { table, credentials });
 
 		// Every event arrives as a burst of 1–5 concurrent deliveries; the bursts come in random order.
 		const plan = planStorm({ events: EVENTS, seed, failureRate: 0, maxCopies: 5, tag: table });
@@ -64,7 +57,6 @@ describe('retry storm: the node template’s logic under retries, failures and k
 			businessFailures: 0,
 			errorRetries: 0,
 		};
-		const businessPool = testPool(4);
 		let killedConnections = 0;
 		const killAt = Math.floor(plan.deliveries / 2);
 
@@ -72,7 +64,8 @@ describe('retry storm: the node template’s logic under retries, failures and k
 			stats.attempts++;
 			if (stats.attempts === killAt) {
 				const killed = await admin.query(
-					`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'`,
+					`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`,
+					[role.name],
 				);
 				killedConnections = killed.rowCount ?? 0;
 			}
@@ -135,6 +128,7 @@ describe('retry storm: the node template’s logic under retries, failures and k
 		expect(rows.rows[0]).toEqual({ total: EVENTS, distinct_keys: EVENTS });
 		expect(claims.rows).toEqual([{ status: 'completed', n: EVENTS }]);
 		await businessPool.end();
+		await role.drop();
 		await admin.end();
 	});
 });

@@ -6,7 +6,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { ORIGINAL_LAYOUT_DDL, rowsOf } from '../../harness/postgres/claimTableSql';
+import { ORIGINAL_LAYOUT_DDL, rowsOf } from '../support/claimTableSql';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
@@ -87,6 +87,21 @@ describe('Store Response', () => {
 		expect(row.response).toEqual(JSON.stringify(EXPECTED));
 	});
 
+	it('headers named __proto__ or constructor are stored and come back on the Duplicate item', async () => {
+		const table = uniqueTableName('resp');
+		const [created] = await claim([webhookItem('{"id":"evt_H"}')], table);
+		const entries = [
+			{ name: '__proto__', value: 'p' },
+			{ name: 'constructor', value: 'c' },
+		];
+		await complete(created, table, { responseHeaders: { entries } });
+		const [, [duplicate]] = await claim([webhookItem('{"id":"evt_H"}')], table);
+		const { headers } = resultOf(duplicate).response as { headers: IDataObject };
+		expect(Object.keys(headers)).toEqual(['__proto__', 'constructor', 'content-type']);
+		expect(Object.getOwnPropertyDescriptor(headers, '__proto__')?.value).toBe('p');
+		expect(Object.getOwnPropertyDescriptor(headers, 'constructor')?.value).toBe('c');
+	});
+
 	it('a batch of repeats carries each key its own response; a key completed without one carries none', async () => {
 		const table = uniqueTableName('resp');
 		const items = ['a', 'b', 'c'].map((id) => webhookItem(`{"id":"evt_${id}"}`));
@@ -142,7 +157,10 @@ describe('Store Response', () => {
 			/^Item 0: the response to store is 3\.\d KiB \(its body 2\.\d KiB\), over Max Response Size \(2\.0 KiB\)/,
 		);
 		const [[failed]] = await complete(created, table, big, { continueOnFail: true });
-		expect(failed.json.error).toMatch(/^Item 0: the response to store is/);
+		expect(failed.json).toEqual({
+			error: 'configuration',
+			message: expect.stringMatching(/^Item 0: the response to store is/),
+		});
 		expect((await rowsOf(admin, table)).map((row) => row.status)).toEqual(['processing']);
 	});
 

@@ -166,7 +166,7 @@ describe('Wait for Running Claim', () => {
 
 	it('a repeat with another payload goes to Mismatch at once, without waiting', async () => {
 		const table = uniqueTableName('wait');
-		const fingerprinted = { payloadFingerprint: 'json', waitSeconds: 30 };
+		const fingerprinted = { payloadFingerprint: 'canonicalJson', waitSeconds: 30 };
 		await claim([webhookItem('{"id":"evt_WM","amount":1}')], table, fingerprinted);
 		const started = Date.now();
 		const outputs = await claim([webhookItem('{"id":"evt_WM","amount":2}')], table, fingerprinted);

@@ -319,7 +319,7 @@ describe('a Valid item carries only what was signed', () => {
 		});
 	});
 
-	it('a signed form body (Slack) is Valid with its fields as json.body; a repeated field is Invalid', async () => {
+	it('a signed form body (Slack) is Valid with its fields as json.body; a repeated field as n8n parses it, an array', async () => {
 		const form = 'token=x&team_id=T1&command=%2Fdeploy&text=prod+now';
 		const slackItem = (body: string) =>
 			webhookItem(body, {
@@ -333,14 +333,34 @@ describe('a Valid item carries only what was signed', () => {
 			command: '/deploy',
 			text: 'prod now',
 		});
-		const [, invalid] = await run([slackItem(`${form}&team_id=T2`)], {
+		const [repeated] = await run([slackItem(`${form}&team_id=T2`)], {
 			scheme: 'slack',
 			toleranceSeconds: 300,
 		});
-		expect(invalid[0].json.webhookSignature).toMatchObject({
-			reason: 'unsigned_body',
-			message: expect.stringMatching(/field "team_id" more than once/),
+		expect(repeated[0].json.body).toMatchObject({ team_id: ['T1', 'T2'] });
+	});
+
+	it('two signed forms whose ids differ only in bytes that are not UTF-8 (%FF, %FE) are both Invalid, never one key', async () => {
+		const slackItem = (body: string) =>
+			webhookItem(body, {
+				...slackHeaders(SECRET, nowSeconds(), body),
+				'content-type': 'application/x-www-form-urlencoded',
+			});
+		const [valid, invalid] = await run([slackItem('id=evt_%FF'), slackItem('id=evt_%FE')], {
+			scheme: 'slack',
+			toleranceSeconds: 300,
 		});
+		expect(valid).toHaveLength(0);
+		expect(invalid.map((item) => item.json.webhookSignature)).toEqual([
+			expect.objectContaining({
+				reason: 'unsigned_body',
+				message: expect.stringMatching(/holds "evt_%FF"/),
+			}),
+			expect.objectContaining({
+				reason: 'unsigned_body',
+				message: expect.stringMatching(/holds "evt_%FE"/),
+			}),
+		]);
 	});
 
 	it('an empty signed body is Valid with json.body {}', async () => {

@@ -45,6 +45,22 @@ describe('the response Complete stores', () => {
 		expect(response.headers).toMatchObject({ location: '/orders/o_1', 'x-request-id': '7' });
 	});
 
+	it('stores headers named like Object members (__proto__, constructor, toString) as any other name', () => {
+		const headers = stored({
+			headers: [
+				{ name: '__proto__', value: 'p' },
+				{ name: 'Constructor', value: 'c' },
+				{ name: 'toString', value: 't' },
+			],
+		}).headers;
+		expect(Object.keys(headers)).toEqual(['__proto__', 'constructor', 'tostring', 'content-type']);
+		expect(Object.getOwnPropertyDescriptor(headers, '__proto__')?.value).toBe('p');
+		expect(headers).toMatchObject({ constructor: 'c', tostring: 't' });
+		expect(() => stored({ headers: [{ name: '__proto__' }, { name: '__PROTO__' }] })).toThrow(
+			/"__PROTO__" is named twice/,
+		);
+	});
+
 	it.each([
 		[{ statusCode: 99 }, /^Response Code must be a whole number from 100 to 599, got 99/],
 		[{ statusCode: '2xx' }, /got "2xx"/],
@@ -80,5 +96,14 @@ describe('the response Complete stores', () => {
 		expect(storedResponseOf(text)).toEqual(JSON.parse(text));
 		expect(storedResponseOf(JSON.parse(text))).toEqual(JSON.parse(text));
 		expect(storedResponseOf(null)).toBeNull();
+	});
+
+	it('reads back a header named __proto__ as a header', () => {
+		const text = storedResponseText(
+			{ statusCode: 200, bodyType: 'text', body: '', headers: [{ name: '__proto__', value: 'p' }] },
+			KIB,
+		);
+		const headers = storedResponseOf(text)?.headers ?? {};
+		expect(Object.getOwnPropertyDescriptor(headers, '__proto__')?.value).toBe('p');
 	});
 });

@@ -22,7 +22,7 @@ import {
 	validateRequestWithBody as twilioValidateRequestWithBody,
 } from 'twilio/lib/webhooks/webhooks';
 
-import { readSignedBody } from '../../nodes/WebhookSignature/body/signedBody';
+import { readSignedBody } from '../../nodes/shared/body/signedBody';
 import {
 	verifySignature,
 	type SchemeName,
@@ -461,7 +461,7 @@ describe('Twilio: what the library accepts beyond the exact URL', () => {
 		);
 	});
 
-	it('a parameter sent twice with one value signs as once; the node hands on no such body', () => {
+	it('a parameter sent twice with one value signs as once; the node hands it on as n8n parses it (an array)', () => {
 		const doubled = `${twilio.body}&MessageSid=${TWILIO_PARAMS.MessageSid}`;
 		const signature = getExpectedTwilioSignature(twilio.secret, TWILIO_URL, TWILIO_PARAMS);
 		expect(
@@ -474,9 +474,11 @@ describe('Twilio: what the library accepts beyond the exact URL', () => {
 			nodeAccepts(twilio, { body: doubled, headers: { 'x-twilio-signature': signature } }),
 		).toBe(true);
 		expect(readSignedBody(Buffer.from(doubled), twilio.contentType)).toEqual({
-			ok: false,
-			problem:
-				'the form names field "MessageSid" more than once: readers disagree on which value counts',
+			ok: true,
+			body: {
+				...formFields(twilio.body),
+				MessageSid: [TWILIO_PARAMS.MessageSid, TWILIO_PARAMS.MessageSid],
+			},
 		});
 	});
 });

@@ -3,8 +3,8 @@
  * (the expected values are what n8n 2.41.1 put in `json.body` for the same request), or a refusal that
  * names the problem. Every byte sequence has at most one reading, whatever the unsigned Content-Type says.
  */
-import { readSignedBody } from '../../nodes/WebhookSignature/body/signedBody';
-import { repeatedJsonKey } from '../../nodes/WebhookSignature/body/repeatedJsonKey';
+import { readSignedBody } from '../../nodes/shared/body/signedBody';
+import { repeatedJsonKey } from '../../nodes/shared/body/repeatedJsonKey';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 const read = (body: string | Buffer, contentType?: unknown) =>
@@ -91,13 +91,32 @@ describe('form bodies (application/x-www-form-urlencoded)', () => {
 		});
 	});
 
-	it('refuses a field named twice, also when one spelling is percent-encoded', () => {
-		expect(refusedFor('id=evt_1&id=evt_2', 'application/x-www-form-urlencoded')).toBe(
-			'the form names field "id" more than once: readers disagree on which value counts',
+	it('passes a field named twice on as n8n parses it: an array of its values, in order, whatever the spelling', () => {
+		expect(read('id=evt_1&id=evt_2', 'application/x-www-form-urlencoded')).toEqual({
+			ok: true,
+			body: { id: ['evt_1', 'evt_2'] },
+		});
+		expect(read('id=evt_1&%69d=evt_2&x=1', 'application/x-www-form-urlencoded')).toEqual({
+			ok: true,
+			body: { id: ['evt_1', 'evt_2'], x: '1' },
+		});
+	});
+
+	it('refuses percent-escapes that do not spell UTF-8 (n8n reads %FF and %FE alike as U+FFFD), naming the text', () => {
+		for (const escaped of ['%FF', '%FE', '%C3', '%ED%A0%80', '%E2%82'])
+			expect(refusedFor(`id=evt_${escaped}`, 'application/x-www-form-urlencoded')).toBe(
+				`the form holds "evt_${escaped}", whose percent-escapes do not spell UTF-8 text: n8n would read it with ` +
+					'replacement characters, so different bytes would read as the same value',
+			);
+		expect(refusedFor('%FF=1', 'application/x-www-form-urlencoded')).toMatch(/holds "%FF"/);
+		expect(refusedFor('id=1&note=100%', 'application/x-www-form-urlencoded')).toMatch(
+			/holds "100%"/,
 		);
-		expect(refusedFor('id=evt_1&%69d=evt_2', 'application/x-www-form-urlencoded')).toMatch(
-			/field "id" more than once/,
-		);
+		// Valid UTF-8 escapes keep every event apart.
+		expect(read('id=evt_%C3%A9', 'application/x-www-form-urlencoded')).toEqual({
+			ok: true,
+			body: { id: 'evt_é' },
+		});
 	});
 
 	it('refuses a JSON body relabelled as a form (n8n would read one field named after the whole body)', () => {

@@ -4,25 +4,25 @@
  * the server's WAL writer is held back (so an asynchronous commit's WAL stays in memory), claims and
  * repeats run, and the server is stopped immediately and started again on the WAL it had written.
  */
-import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { rowsOf } from '../../harness/postgres/claimTableSql';
-import { openTestClaimTable, type TestClaimTable } from './claimTable';
+import { rowsOf } from '../support/claimTableSql';
+import {
+	completeKeys,
+	releaseKeys,
+	openTestClaimTable,
+	type TestClaimTable,
+} from '../support/testClaimTables';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
-import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
+import { OwnPostgres } from '../../harness/postgres/server';
 
-let server: RestartablePostgres;
+let server: OwnPostgres;
 beforeAll(async () => {
 	// Nothing else may write WAL while the WAL writer is held back: no autovacuum, no background writes of
 	// dirty pages (each would first write the WAL up to that page), no timed checkpoint.
-	server = await RestartablePostgres.start({
-		autovacuum: 'off',
-		bgwriter_lru_maxpages: '0',
-		checkpoint_timeout: '1h',
+	server = await OwnPostgres.start({
+		settings: { autovacuum: 'off', bgwriter_lru_maxpages: '0', checkpoint_timeout: '1h' },
 	});
 }, 60_000);
 afterAll(async () => {
-	await closeAllPools();
 	await server?.stop();
 });
 
@@ -66,8 +66,8 @@ describe('a crash right after claims and repeats', () => {
 		const [takeover] = await written(table.claim(['evt:expired'], lease(200)));
 		expect([...claimed, single, leased].every((o) => o.won)).toBe(true);
 		expect(takeover.reclaimed).toBe(true);
-		const done = { key: 'evt:done', claimToken: toComplete.claimToken };
-		const failed = { key: 'evt:failed', claimToken: toRelease.claimToken };
+		const done = { key: 'evt:done', claimId: toComplete.claimId };
+		const failed = { key: 'evt:failed', claimId: toRelease.claimId };
 		expect(await written(completeKeys(table, [done]))).toEqual([true]);
 		expect(await written(releaseKeys(table, [failed]))).toEqual([true]);
 
@@ -87,7 +87,6 @@ describe('a crash right after claims and repeats', () => {
 		}
 
 		await server.crash();
-		await closeAllPools();
 		const after = await openTable();
 		const rows = new Map(
 			(await rowsOf(after.pool, after.ref.qualified)).map((row) => [row.key, row]),
@@ -104,13 +103,13 @@ describe('a crash right after claims and repeats', () => {
 		expect(rows.get('evt:leased')).toMatchObject({
 			status: 'processing',
 			deliveries: 1,
-			claim_token: leased.claimToken,
+			claim_token: leased.claimId,
 			lease_until: at(260),
 		});
 		expect(rows.get('evt:expired')).toMatchObject({
 			status: 'processing',
 			deliveries: 2,
-			claim_token: takeover.claimToken,
+			claim_token: takeover.claimId,
 			last_seen: at(200),
 		});
 		expect(rows.get('evt:done')).toMatchObject({

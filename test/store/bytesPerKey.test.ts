@@ -8,11 +8,16 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 
-import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
+import { newClaimId } from '../../nodes/Idempotency/store/claimId';
 import type { ClaimOptions } from '../../nodes/Idempotency/store/claimOutcome';
-import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { tableDataBytes } from '../../harness/postgres/claimTableSql';
-import { freshClaimTable, originalLayoutClaimTable, type TestClaimTable } from './claimTable';
+import { tableDataBytes } from '../support/claimTableSql';
+import {
+	completeKeys,
+	releaseKeys,
+	freshClaimTable,
+	originalLayoutClaimTable,
+	type TestClaimTable,
+} from '../support/testClaimTables';
 import { testPool, uniqueTableName } from '../support/database';
 
 /** Completing a claim writes a new row version; autovacuum frees the old ones for reuse while claims go on. */
@@ -75,17 +80,17 @@ async function mibPerMillionKeys(run: Run): Promise<number> {
 			key: stripeKey(start + i),
 			fingerprint: run.fingerprint ? fingerprintOf(start + i, hexDigits) : null,
 		}));
-		const claimToken = newClaimToken();
+		const claimId = newClaimId();
 		const outcomes = await table.claim(requests, {
 			mode: run.mode,
-			token: claimToken,
+			claimId,
 			leaseSeconds: 300,
 		});
 		expect(outcomes.filter((outcome) => !outcome.won)).toEqual([]);
 		if (run.mode === 'lease')
 			await completeKeys(
 				table,
-				requests.map(({ key }) => ({ key, claimToken })),
+				requests.map(({ key }) => ({ key, claimId })),
 			);
 		if ((start + run.batch) % VACUUM_EVERY_KEYS === 0)
 			await table.pool.query(`VACUUM ${table.ref.qualified}`);
@@ -198,15 +203,15 @@ describe('bytes per key, side by side on the same keys', () => {
 	}, 240_000);
 
 	it('a 16-character claim ID makes a Claim Once table smaller than a UUID did', async () => {
-		const measure = async (token: () => string) => {
+		const measure = async (nextClaimId: () => string) => {
 			const table = await freshClaimTable();
 			for (let start = 0; start < 20_000; start += 100) {
 				const keys = Array.from({ length: 100 }, (_, i) => stripeKey(start + i));
-				await table.claim(keys, { mode: 'once', token: token() });
+				await table.claim(keys, { mode: 'once', claimId: nextClaimId() });
 			}
 			return mibPerMillion(table, 20_000);
 		};
-		const short = await measure(newClaimToken);
+		const short = await measure(newClaimId);
 		const uuid = await measure(randomUUID);
 		report('Claim Once by claim ID length', [
 			['16-character claim ID', short],
@@ -228,13 +233,13 @@ describe('rows claimed with a UUID claim ID, before the claim ID got shorter', (
 			 ('old:expired', now() - interval '1 hour', now() - interval '1 hour', 'processing', now() - interval '1 minute', $3)`,
 			[a, b, c],
 		);
-		expect(await completeKeys(table, [{ key: 'old:complete', claimToken: a }])).toEqual([true]);
-		expect(await releaseKeys(table, [{ key: 'old:release', claimToken: b }])).toEqual([true]);
-		const token = newClaimToken();
-		const [takeover] = await table.claim(['old:expired'], { mode: 'lease', token });
-		expect(takeover).toMatchObject({ won: true, reclaimed: true, claimToken: token });
-		expect(await completeKeys(table, [{ key: 'old:expired', claimToken: c }])).toEqual([false]);
-		expect(await completeKeys(table, [{ key: 'old:expired', claimToken: token }])).toEqual([true]);
+		expect(await completeKeys(table, [{ key: 'old:complete', claimId: a }])).toEqual([true]);
+		expect(await releaseKeys(table, [{ key: 'old:release', claimId: b }])).toEqual([true]);
+		const claimId = newClaimId();
+		const [takeover] = await table.claim(['old:expired'], { mode: 'lease', claimId });
+		expect(takeover).toMatchObject({ won: true, reclaimed: true, claimId });
+		expect(await completeKeys(table, [{ key: 'old:expired', claimId: c }])).toEqual([false]);
+		expect(await completeKeys(table, [{ key: 'old:expired', claimId }])).toEqual([true]);
 		const { rows } = await table.pool.query(
 			`SELECT key, status, claim_token FROM ${table.ref.qualified} ORDER BY key`,
 		);

@@ -2,8 +2,8 @@ import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { TableError } from '../../nodes/Idempotency/errors';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
-import { EVERY_CAPABILITY, freshClaimTable, NO_CAPABILITY } from './claimTable';
+import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
+import { EVERY_CAPABILITY, freshClaimTable, NO_CAPABILITY } from '../support/testClaimTables';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(2);

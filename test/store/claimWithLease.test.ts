@@ -1,6 +1,11 @@
-import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { rowsOf } from '../../harness/postgres/claimTableSql';
-import { freshClaimTable, originalLayoutClaimTable, type TestClaimTable } from './claimTable';
+import { rowsOf } from '../support/claimTableSql';
+import {
+	completeKeys,
+	releaseKeys,
+	freshClaimTable,
+	originalLayoutClaimTable,
+	type TestClaimTable,
+} from '../support/testClaimTables';
 
 // The clock is a parameter of every statement: lease expiry is tested by moving it, never by sleeping.
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -11,10 +16,10 @@ const lease = (seconds: number, leaseSeconds = 60) => ({
 	now: at(seconds),
 });
 /** Complete or Release of evt:A under one claim ID; resolves to [whether it settled]. */
-const completeA = (table: TestClaimTable, claimToken: string | null) =>
-	completeKeys(table, [{ key: 'evt:A', claimToken }]);
-const releaseA = (table: TestClaimTable, claimToken: string | null) =>
-	releaseKeys(table, [{ key: 'evt:A', claimToken }]);
+const completeA = (table: TestClaimTable, claimId: string | null) =>
+	completeKeys(table, [{ key: 'evt:A', claimId }]);
+const releaseA = (table: TestClaimTable, claimId: string | null) =>
+	releaseKeys(table, [{ key: 'evt:A', claimId }]);
 
 describe('claim with lease', () => {
 	it('a claim is processing until completed; repeats meanwhile are in_progress, afterwards completed', async () => {
@@ -26,7 +31,7 @@ describe('claim with lease', () => {
 		const [during] = await table.claim(['evt:A'], lease(30));
 		expect(during).toMatchObject({ won: false, duplicateKind: 'in_progress', deliveries: 2 });
 
-		const completed = await completeA(table, first.claimToken);
+		const completed = await completeA(table, first.claimId);
 		expect(completed).toEqual([true]);
 		const [after] = await table.claim(['evt:A'], lease(3600));
 		expect(after).toMatchObject({
@@ -48,20 +53,20 @@ describe('claim with lease', () => {
 		expect(early.won).toBe(false);
 		const [retry] = await table.claim(['evt:A'], lease(60));
 		expect(retry).toMatchObject({ won: true, reclaimed: true, status: 'processing' });
-		expect(retry.claimToken).not.toBe(crashed.claimToken);
+		expect(retry.claimId).not.toBe(crashed.claimId);
 
-		const staleRelease = await releaseA(table, crashed.claimToken);
-		const staleComplete = await completeA(table, crashed.claimToken);
+		const staleRelease = await releaseA(table, crashed.claimId);
+		const staleComplete = await completeA(table, crashed.claimId);
 		expect([...staleRelease, ...staleComplete]).toEqual([false, false]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
-			{ status: 'processing', claim_token: retry.claimToken },
+			{ status: 'processing', claim_token: retry.claimId },
 		]);
 	});
 
 	it('release deletes the key so the provider’s next retry is new', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		const released = await releaseA(table, first.claimToken);
+		const released = await releaseA(table, first.claimId);
 		expect(released).toEqual([true]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toEqual([]);
 		const [retry] = await table.claim(['evt:A'], lease(5));
@@ -71,14 +76,14 @@ describe('claim with lease', () => {
 	it('release works in claim-once mode too (a failed business step frees the key)', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A']);
-		await releaseA(table, first.claimToken);
+		await releaseA(table, first.claimId);
 		expect((await table.claim(['evt:A']))[0].won).toBe(true);
 	});
 
 	it('a batch mixes new, in-progress, reclaimable and completed keys in one statement', async () => {
 		const table = await freshClaimTable();
 		const [, done] = await table.claim(['evt:old', 'evt:done'], lease(0));
-		await completeKeys(table, [{ key: 'evt:done', claimToken: done.claimToken }]);
+		await completeKeys(table, [{ key: 'evt:done', claimId: done.claimId }]);
 		await table.claim(['evt:busy'], lease(100));
 		const outcomes = await table.claim(
 			['evt:new', 'evt:busy', 'evt:old', 'evt:done', 'evt:new'],
@@ -158,8 +163,8 @@ describe('who may settle a claim', () => {
 	it('Release after Complete deletes nothing: the next redelivery is a completed duplicate', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		expect(await completeA(table, first.claimToken)).toEqual([true]);
-		expect(await releaseA(table, first.claimToken)).toEqual([false]);
+		expect(await completeA(table, first.claimId)).toEqual([true]);
+		expect(await releaseA(table, first.claimId)).toEqual([false]);
 		const [redelivery] = await table.claim(['evt:A'], lease(10));
 		expect(redelivery).toMatchObject({ won: false, duplicateKind: 'completed' });
 	});
@@ -177,8 +182,8 @@ describe('who may settle a claim', () => {
 		const table = await freshClaimTable();
 		const [holder] = await table.claim(['evt:A']);
 		const [other] = await table.claim(['evt:A']);
-		expect(await releaseA(table, other.claimToken)).toEqual([false]);
-		expect(await releaseA(table, holder.claimToken)).toEqual([true]);
+		expect(await releaseA(table, other.claimId)).toEqual([false]);
+		expect(await releaseA(table, holder.claimId)).toEqual([true]);
 	});
 
 	it('Complete on a batch holding one key under a stale and the current claim ID reports only the current one', async () => {
@@ -187,8 +192,8 @@ describe('who may settle a claim', () => {
 		const [current] = await table.claim(['evt:A'], lease(61));
 		expect(current.reclaimed).toBe(true);
 		const settled = await completeKeys(table, [
-			{ key: 'evt:A', claimToken: stale.claimToken },
-			{ key: 'evt:A', claimToken: current.claimToken },
+			{ key: 'evt:A', claimId: stale.claimId },
+			{ key: 'evt:A', claimId: current.claimId },
 		]);
 		expect(settled).toEqual([false, true]);
 	});
@@ -196,8 +201,8 @@ describe('who may settle a claim', () => {
 	it('Complete is safe to repeat after a lost answer: the second attempt reports the key completed', async () => {
 		const table = await freshClaimTable();
 		const [first] = await table.claim(['evt:A'], lease(0));
-		expect(await completeA(table, first.claimToken)).toEqual([true]);
-		expect(await completeA(table, first.claimToken)).toEqual([true]);
+		expect(await completeA(table, first.claimId)).toEqual([true]);
+		expect(await completeA(table, first.claimId)).toEqual([true]);
 		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
 			{ status: 'completed', claim_token: null },
 		]);

@@ -1,5 +1,4 @@
-import { completeKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { freshClaimTable, openTestClaimTable } from './claimTable';
+import { completeKeys, freshClaimTable, openTestClaimTable } from '../support/testClaimTables';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(1);
@@ -70,7 +69,7 @@ describe('one winner under concurrency (real Postgres, pooled connections)', () 
 			await Promise.all([
 				completeKeys(
 					table,
-					reversed.map((key) => ({ key, claimToken: null })),
+					reversed.map((key) => ({ key, claimId: null })),
 				),
 				table.claim(keys, { mode: 'lease' }),
 			]);

@@ -1,16 +1,13 @@
-import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { rowsOf } from '../../harness/postgres/claimTableSql';
-import { openTestClaimTable } from './claimTable';
+import { rowsOf } from '../support/claimTableSql';
+import { completeKeys, releaseKeys, openTestClaimTable } from '../support/testClaimTables';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
-import { RestartablePostgres } from '../../harness/postgres/restartablePostgres';
+import { OwnPostgres } from '../../harness/postgres/server';
 
-let server: RestartablePostgres;
+let server: OwnPostgres;
 beforeAll(async () => {
-	server = await RestartablePostgres.start();
+	server = await OwnPostgres.start();
 }, 60_000);
 afterAll(async () => {
-	await closeAllPools();
 	await server?.stop();
 });
 
@@ -31,7 +28,7 @@ describe('a Postgres restart between the business step and Complete', () => {
 		const [claimed] = await claims.claim(['evt:paid'], { mode: 'lease' });
 		const restarting = server.restart(DOWN_MS);
 		await new Promise((resolve) => setTimeout(resolve, 200)); // the server is going down
-		const completing = completeKeys(claims, [{ key: 'evt:paid', claimToken: claimed.claimToken }]);
+		const completing = completeKeys(claims, [{ key: 'evt:paid', claimId: claimed.claimId }]);
 		await restarting;
 		expect(await completing).toEqual([true]);
 		expect(await rowsOf(claims.pool, claims.ref.qualified)).toMatchObject([
@@ -44,7 +41,7 @@ describe('a Postgres restart between the business step and Complete', () => {
 		const [claimed] = await claims.claim(['evt:failed'], { mode: 'lease' });
 		const restarting = server.restart(DOWN_MS);
 		await new Promise((resolve) => setTimeout(resolve, 200));
-		const releasing = releaseKeys(claims, [{ key: 'evt:failed', claimToken: claimed.claimToken }]);
+		const releasing = releaseKeys(claims, [{ key: 'evt:failed', claimId: claimed.claimId }]);
 		await restarting;
 		expect(await releasing).toEqual([true]);
 		const [retry] = await claims.claim(['evt:failed'], { mode: 'lease' });

@@ -3,8 +3,8 @@
  * purge and report operation runs on hash-partitioned tables of both layouts in tableLayouts.test.ts;
  * this file covers what table preparation does with them.
  */
-import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../../harness/postgres/claimTableSql';
-import { EVERY_CAPABILITY, freshClaimTable, openTestClaimTable } from './claimTable';
+import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../support/claimTableSql';
+import { EVERY_CAPABILITY, freshClaimTable, openTestClaimTable } from '../support/testClaimTables';
 import { testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(2);

@@ -1,6 +1,6 @@
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
-import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
-import { freshClaimTable, originalLayoutClaimTable } from './claimTable';
+import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
+import { freshClaimTable, originalLayoutClaimTable } from '../support/testClaimTables';
 import { testPool, uniqueTableName } from '../support/database';
 
 const now = new Date('2026-03-01T00:00:00Z');

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Pool } from 'pg';
 
 import { createTableSql } from '../../nodes/Idempotency/store/tableSchema';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import {
-	createWatermarkTableSql,
-	watermarkRef,
-} from '../../nodes/Idempotency/store/watermarkTable';
+import { watermarkRef, withWatermarkTable } from '../../nodes/Idempotency/store/watermarkTable';
+import { createEventTableSql, eventTableRef } from '../../nodes/Idempotency/store/eventTable';
+import { LAYOUT_COLUMNS } from '../support/claimTableSql';
 import { withClient } from '../../harness/postgres/connections';
 import { testDatabaseUrl, uniqueTableName } from '../support/database';
 
@@ -20,6 +20,12 @@ function columnsAfter(statements: string[], schema: string, table = 'processed_e
 		await client.query(`CREATE SCHEMA ${schema}`);
 		await client.query(`SET search_path TO ${schema}`);
 		for (const statement of statements) await client.query(statement);
+		return columnsOf(schema, table);
+	});
+}
+
+function columnsOf(schema: string, table: string) {
+	return withClient(testDatabaseUrl(), async (client) => {
 		const result = await client.query(
 			`SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns
 			 WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
@@ -50,6 +56,18 @@ describe('workflows/processed_events.sql', () => {
 			'bytea',
 			'json',
 		]);
+	});
+
+	it("the tests' own DDL of the compact layout (harness/postgres/claimTableSql.ts) is the table the node creates", async () => {
+		const byNode = await columnsAfter(
+			createTableSql(tableRef('public', 'processed_events')).map((s) => s.replace('"public".', '')),
+			uniqueTableName('node_ddl'),
+		);
+		const byOracle = await columnsAfter(
+			[`CREATE TABLE processed_events (${LAYOUT_COLUMNS.compact})`],
+			uniqueTableName('oracle_ddl'),
+		);
+		expect(byOracle).toEqual(byNode);
 	});
 
 	it('run again on the table it created, it adds nothing; on a table of either layout made before stored responses, only the response column', async () => {
@@ -109,10 +127,16 @@ describe('workflows/processed_events.sql', () => {
 
 	it('creates the same processed_events_watermarks table the node creates, with its checks', async () => {
 		const table = 'processed_events_watermarks';
-		const ddl = createWatermarkTableSql(watermarkRef(tableRef('public', 'processed_events')));
 		const nodeSchema = uniqueTableName('node_wm');
 		const fileSchema = uniqueTableName('file_wm');
-		const byNode = await columnsAfter([ddl.replace('"public".', '')], nodeSchema, table);
+		// The node creates its table as a watermark step does, on the first use that finds it missing.
+		await withClient(testDatabaseUrl(), (client) => client.query(`CREATE SCHEMA ${nodeSchema}`));
+		const ref = watermarkRef(tableRef(nodeSchema, 'processed_events'));
+		const pool = new Pool({ connectionString: testDatabaseUrl(), max: 1 });
+		await withWatermarkTable(pool, ref, true, () =>
+			pool.query(`SELECT FROM ${ref.qualified}`),
+		).finally(() => pool.end());
+		const byNode = await columnsOf(nodeSchema, table);
 		const byFile = await columnsAfter([SHIPPED_SQL], fileSchema, table);
 		expect(byFile).toEqual(byNode);
 		expect(byNode.map((c) => c.column_name).join(' ')).toBe(
@@ -132,5 +156,20 @@ describe('workflows/processed_events.sql', () => {
 			(row) => row.def.includes('kind') || row.def === 'PRIMARY KEY (scope)',
 		);
 		expect(fileChecks).toEqual(await checks(nodeSchema));
+	});
+
+	it('creates the same processed_events_events table the node creates', async () => {
+		const table = 'processed_events_events';
+		const ddl = createEventTableSql(eventTableRef(tableRef('public', 'processed_events')));
+		const byNode = await columnsAfter(
+			[ddl.replace('"public".', '')],
+			uniqueTableName('node_ev'),
+			table,
+		);
+		const byFile = await columnsAfter([SHIPPED_SQL], uniqueTableName('file_ev'), table);
+		expect(byFile).toEqual(byNode);
+		expect(byNode.map((c) => c.column_name).join(' ')).toBe(
+			'received_at dead_at attempts key content_type last_error headers body',
+		);
 	});
 });

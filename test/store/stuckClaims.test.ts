@@ -1,8 +1,8 @@
 import { listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { createKeyAndFirstSeenTable } from '../../harness/postgres/claimTableSql';
-import { freshClaimTable, originalLayoutClaimTable } from './claimTable';
+import { createKeyAndFirstSeenTable } from '../support/claimTableSql';
+import { freshClaimTable, originalLayoutClaimTable } from '../support/testClaimTables';
 import { testCredentials, uniqueTableName } from '../support/database';
 
 const now = new Date('2026-03-01T12:00:00Z');

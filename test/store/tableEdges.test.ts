@@ -4,12 +4,17 @@ import {
 	withCurrentTable,
 	type TableNeeds,
 } from '../../nodes/Idempotency/store/claimTable';
-import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { tableRef } from '../../nodes/Idempotency/store/tableRef';
 import { CLAIM_ID_COLUMNS, LEASE_CLAIM_COLUMNS } from '../../nodes/Idempotency/store/tableSchema';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
-import { NO_CAPABILITY, openTestClaimTable as open, withClaimHelper } from './claimTable';
+import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
+import {
+	completeKeys,
+	releaseKeys,
+	NO_CAPABILITY,
+	openTestClaimTable as open,
+	withClaimHelper,
+} from '../support/testClaimTables';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const lease = (createIfMissing: boolean): TableNeeds => ({
@@ -46,12 +51,12 @@ describe('a pool never acts on a stale picture of the table', () => {
 		await open(name, plain(false)); // what Purge opens: the pool now holds a picture without lease columns
 		const claimer = await open(name, lease(true));
 		const [a, b] = await claimer.claim(['evt:A', 'evt:B'], { mode: 'lease' });
-		expect(a.claimToken).not.toBeNull();
+		expect(a.claimId).not.toBeNull();
 
 		const settler = await open(name, settling);
 		const settled = [
-			...(await completeKeys(settler, [{ key: 'evt:A', claimToken: a.claimToken }])),
-			...(await releaseKeys(settler, [{ key: 'evt:B', claimToken: b.claimToken }])),
+			...(await completeKeys(settler, [{ key: 'evt:A', claimId: a.claimId }])),
+			...(await releaseKeys(settler, [{ key: 'evt:B', claimId: b.claimId }])),
 		];
 		expect(settled).toEqual([true, true]);
 		expect(await rowsOf(admin, `"public"."${name}"`)).toMatchObject([
@@ -84,6 +89,22 @@ describe('a pool never acts on a stale picture of the table', () => {
 		const table = await open(name, lease(false));
 		const [outcome] = await table.claim(['evt:A'], { mode: 'lease' });
 		expect(outcome).toMatchObject({ won: true, status: 'processing' });
+	});
+
+	it('Create Table If Missing turned on, as the missing-column error advises, adds the column on the next execution', async () => {
+		const name = await createKeyAndFirstSeenTable(admin, uniqueTableName('turnedon'));
+		const storing: TableNeeds = { createIfMissing: false, columns: ['response'], privileges: [] };
+		await open(name, plain(false)); // the claim node with the option off: the pool caches this picture
+		await expect(open(name, storing)).rejects.toThrow(
+			/lacks the column response; turn on "Create Table If Missing"/,
+		);
+		await open(name, plain(true)); // the claim node's next execution, with the option on
+		const { rows } = await admin.query(
+			`SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'response'`,
+			[name],
+		);
+		expect(rows).toHaveLength(1);
+		await expect(open(name, storing)).resolves.toMatchObject({ capabilities: { responses: true } });
 	});
 
 	it('Complete or Release with a claim ID on a table that cannot check it fails loudly', async () => {

@@ -5,17 +5,18 @@
  * compact layout's own bytes are checked at the end.
  */
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
-import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
 import { countStuckClaims, listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
 import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
-import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
+import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
 import {
+	completeKeys,
+	releaseKeys,
 	freshClaimTable,
 	hashPartitionedClaimTable,
 	openTestClaimTable,
 	originalLayoutClaimTable,
 	type TestClaimTable,
-} from './claimTable';
+} from '../support/testClaimTables';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(2);
@@ -78,21 +79,11 @@ describe.each(LAYOUTS)('%s layout', (_layout, open) => {
 		expect(taken.leaseUntil).toEqual(at(120));
 		expect(early).toMatchObject({ won: true, reclaimed: true });
 
-		expect(await completeKeys(table, [{ key: 'evt:L', claimToken: first.claimToken }])).toEqual([
-			false,
-		]);
-		expect(await completeKeys(table, [{ key: 'evt:L', claimToken: taken.claimToken }])).toEqual([
-			true,
-		]);
-		expect(await releaseKeys(table, [{ key: 'evt:L', claimToken: taken.claimToken }])).toEqual([
-			false,
-		]);
-		expect(await releaseKeys(table, [{ key: 'evt:R', claimToken: other.claimToken }])).toEqual([
-			false,
-		]);
-		expect(await releaseKeys(table, [{ key: 'evt:R', claimToken: early.claimToken }])).toEqual([
-			true,
-		]);
+		expect(await completeKeys(table, [{ key: 'evt:L', claimId: first.claimId }])).toEqual([false]);
+		expect(await completeKeys(table, [{ key: 'evt:L', claimId: taken.claimId }])).toEqual([true]);
+		expect(await releaseKeys(table, [{ key: 'evt:L', claimId: taken.claimId }])).toEqual([false]);
+		expect(await releaseKeys(table, [{ key: 'evt:R', claimId: other.claimId }])).toEqual([false]);
+		expect(await releaseKeys(table, [{ key: 'evt:R', claimId: early.claimId }])).toEqual([true]);
 		const [done] = await table.claim(['evt:L'], lease(200));
 		expect(done).toMatchObject({ won: false, duplicateKind: 'completed', status: 'completed' });
 		expect(await rowsOf(table.pool, table.ref.qualified)).toMatchObject([
@@ -127,7 +118,7 @@ describe.each(LAYOUTS)('%s layout', (_layout, open) => {
 		await table.claim(['evt:live'], { mode: 'lease', leaseSeconds: 40 * 86_400, now: T0 });
 		await table.claim(['evt:expired'], lease(0));
 		const [done] = await table.claim(['evt:done'], lease(0));
-		await completeKeys(table, [{ key: 'evt:done', claimToken: done.claimToken }]);
+		await completeKeys(table, [{ key: 'evt:done', claimId: done.claimId }]);
 		await table.claim(
 			Array.from({ length: 25 }, (_, i) => `evt:once-${i}`),
 			once(0),
@@ -148,7 +139,7 @@ describe.each(LAYOUTS)('%s layout', (_layout, open) => {
 		for (const [i, key] of stuck.entries()) await table.claim([key], lease(i));
 		await table.claim(['evt:live'], { ...lease(0), leaseSeconds: 86_400 });
 		const [done] = await table.claim(['evt:done'], lease(0));
-		await completeKeys(table, [{ key: 'evt:done', claimToken: done.claimToken }]);
+		await completeKeys(table, [{ key: 'evt:done', claimId: done.claimId }]);
 		await table.claim(['evt:once', 'evt:once'], once(0));
 		await table.claim(['evt:once'], once(3600));
 		const now = at(7200);
@@ -180,7 +171,7 @@ describe('the compact layout on disk', () => {
 		expect(table.layout).toEqual({
 			family: 'compact',
 			statusColumn: false,
-			tokenType: 'bytea',
+			claimIdType: 'bytea',
 			fingerprintType: 'bytea',
 		});
 		const [claimed] = await table.claim(['evt:A'], once(0));
@@ -188,7 +179,7 @@ describe('the compact layout on disk', () => {
 			(
 				await table.pool.query(
 					`SELECT first_seen, last_seen, lease_until, deliveries, key, length(claim_token) AS token_bytes,
-					        length(fingerprint) AS fingerprint_bytes, encode(claim_token, 'base64') AS token
+					        length(fingerprint) AS fingerprint_bytes, encode(claim_token, 'base64') AS claim_id
 					 FROM ${table.ref.qualified}`,
 				)
 			).rows[0];
@@ -200,8 +191,8 @@ describe('the compact layout on disk', () => {
 			token_bytes: 12,
 			fingerprint_bytes: null,
 		});
-		expect(Buffer.from((await raw()).token, 'base64').toString('base64url')).toBe(
-			claimed.claimToken,
+		expect(Buffer.from((await raw()).claim_id, 'base64').toString('base64url')).toBe(
+			claimed.claimId,
 		);
 		await table.claim(['evt:A'], once(5));
 		expect(await raw()).toMatchObject({ last_seen: at(5), deliveries: 2 });
@@ -237,7 +228,7 @@ describe('the compact layout on disk', () => {
 			// The kind byte (1: canonical JSON), then the 16 bytes of the 32 hex digits.
 			fingerprint: `01${'e'.repeat(32)}`,
 		});
-		await completeKeys(table, [{ key: 'evt:L', claimToken: claimed.claimToken }]);
+		await completeKeys(table, [{ key: 'evt:L', claimId: claimed.claimId }]);
 		expect(await raw()).toMatchObject({ lease_until: null, token_bytes: null });
 	});
 

@@ -4,13 +4,16 @@ import type { Pool } from 'pg';
 import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
 import type { ClaimTable } from '../../nodes/Idempotency/store/claimTable';
 import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
-import { completeKeys, releaseKeys } from '../../nodes/Idempotency/store/settleKeys';
-import { closeAllPools } from '../../nodes/Idempotency/transport/poolRegistry';
-import { rowsOf } from '../../harness/postgres/claimTableSql';
-import { openTestClaimTable, type TestClaimTable } from './claimTable';
+import { rowsOf } from '../support/claimTableSql';
+import {
+	completeKeys,
+	releaseKeys,
+	openTestClaimTable,
+	type TestClaimTable,
+} from '../support/testClaimTables';
 import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
-import { TransactionPooler } from '../../harness/postgres/transactionPooler';
-import { WireProxy } from '../../harness/postgres/wireProxy';
+import { TransactionPooler } from '../support/transactionPooler';
+import { WireProxy } from '../support/wireProxy';
 
 // PgBouncer is a system package (Debian `pgbouncer`, which .ci/run installs). Without it a developer's
 // `npm test` skips these tests and says so; in CI its absence fails the run.
@@ -51,7 +54,6 @@ beforeAll(async () => {
 	admin = testPool(2);
 }, 30_000);
 afterAll(async () => {
-	await closeAllPools();
 	await admin?.end();
 	await toPooler?.close();
 	await toServer?.close();
@@ -82,12 +84,12 @@ describeWithPooler(
 			const [leased] = await table.claim(['evt:lease'], { mode: 'lease' });
 			const [busy] = await table.claim(['evt:lease'], { mode: 'lease' });
 			expect([leased.won, busy.duplicateKind]).toEqual([true, 'in_progress']);
-			expect(
-				await completeKeys(table, [{ key: 'evt:lease', claimToken: leased.claimToken }]),
-			).toEqual([true]);
+			expect(await completeKeys(table, [{ key: 'evt:lease', claimId: leased.claimId }])).toEqual([
+				true,
+			]);
 			const [toRelease] = await table.claim(['evt:release'], { mode: 'lease' });
 			expect(
-				await releaseKeys(table, [{ key: 'evt:release', claimToken: toRelease.claimToken }]),
+				await releaseKeys(table, [{ key: 'evt:release', claimId: toRelease.claimId }]),
 			).toEqual([true]);
 			await admin.query(
 				`UPDATE ${table.ref.qualified} SET first_seen = now() - interval '40 days' WHERE key LIKE 'evt:1%'`,
@@ -135,6 +137,6 @@ function claimOne(table: ClaimTable, key: string) {
 		mode: 'once',
 		leaseSeconds: 60,
 		countRepeats: true,
-		token: randomUUID(),
+		claimId: randomUUID(),
 	}).then(([outcome]) => outcome);
 }

@@ -2,9 +2,9 @@ import type { Pool } from 'pg';
 
 import { ClaimError } from '../../nodes/Idempotency/errors';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { AnswerDroppingProxy } from '../../harness/faults/answerDroppingProxy';
-import { createKeyAndFirstSeenTable, rowsOf } from '../../harness/postgres/claimTableSql';
-import { freshClaimTable, withClaimHelper } from './claimTable';
+import { AnswerDroppingProxy } from '../support/answerDroppingProxy';
+import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
+import { freshClaimTable, withClaimHelper } from '../support/testClaimTables';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(2);

@@ -5,23 +5,23 @@
 import { completeClaims, releaseClaims } from '../../nodes/Idempotency/store/settleKeys';
 import { waitForRunningClaims } from '../../nodes/Idempotency/store/waitForRunningClaims';
 import type { ClaimOptions } from '../../nodes/Idempotency/store/claimOutcome';
-import { freshClaimTable } from './claimTable';
+import { freshClaimTable } from '../support/testClaimTables';
 
 const LEASE: Partial<ClaimOptions> = { mode: 'lease', leaseSeconds: 60 };
 const never = () => new Promise<void>(() => undefined);
-const lease = (token: string): ClaimOptions => ({
+const lease = (claimId: string): ClaimOptions => ({
 	mode: 'lease',
 	leaseSeconds: 60,
 	countRepeats: true,
-	token,
+	claimId,
 });
 
 describe('waiting for a running claim, inside one process', () => {
 	it('wakes at once when this process completes the key, with the answer Complete stored', async () => {
 		const table = await freshClaimTable();
-		const [holder] = await table.claim(['evt:S1'], { ...LEASE, token: 'holder-token-0001' });
+		const [holder] = await table.claim(['evt:S1'], { ...LEASE, claimId: 'holder-claim-0001' });
 		const request = { key: 'evt:S1', fingerprint: null };
-		const [waiter] = await table.claim([request], { ...LEASE, token: 'waiter-token-0001' });
+		const [waiter] = await table.claim([request], { ...LEASE, claimId: 'waiter-claim-0001' });
 		expect(waiter.duplicateKind).toBe('in_progress');
 
 		const outcomes = [waiter];
@@ -29,12 +29,12 @@ describe('waiting for a running claim, inside one process', () => {
 			table,
 			[request],
 			outcomes,
-			lease('waiter-token-0001'),
+			lease('waiter-claim-0001'),
 			60_000,
 			never,
 		);
 		const response = JSON.stringify({ statusCode: 200, headers: {}, body: 'done' });
-		await completeClaims(table, [{ key: 'evt:S1', claimToken: holder.claimToken, response }]);
+		await completeClaims(table, [{ key: 'evt:S1', claimId: holder.claimId, response }]);
 		await waited;
 		expect(outcomes[0]).toMatchObject({ duplicateKind: 'completed', status: 'completed' });
 		expect(outcomes[0].response).toEqual({ statusCode: 200, headers: {}, body: 'done' });
@@ -42,43 +42,43 @@ describe('waiting for a running claim, inside one process', () => {
 
 	it('wakes at once when this process releases the key, and takes the claim', async () => {
 		const table = await freshClaimTable();
-		const [holder] = await table.claim(['evt:S2'], { ...LEASE, token: 'holder-token-0002' });
+		const [holder] = await table.claim(['evt:S2'], { ...LEASE, claimId: 'holder-claim-0002' });
 		const request = { key: 'evt:S2', fingerprint: null };
-		const outcomes = await table.claim([request], { ...LEASE, token: 'waiter-token-0002' });
+		const outcomes = await table.claim([request], { ...LEASE, claimId: 'waiter-claim-0002' });
 		const waited = waitForRunningClaims(
 			table,
 			[request],
 			outcomes,
-			lease('waiter-token-0002'),
+			lease('waiter-claim-0002'),
 			60_000,
 			never,
 		);
-		await releaseClaims(table, [{ key: 'evt:S2', claimToken: holder.claimToken }]);
+		await releaseClaims(table, [{ key: 'evt:S2', claimId: holder.claimId }]);
 		await waited;
-		expect(outcomes[0]).toMatchObject({ won: true, claimToken: 'waiter-token-0002' });
+		expect(outcomes[0]).toMatchObject({ won: true, claimId: 'waiter-claim-0002' });
 	});
 
 	it("a Complete of another key does not end the wait; its own key's Complete does", async () => {
 		const table = await freshClaimTable();
 		const [holder, other] = await table.claim(['evt:S3', 'evt:S4'], {
 			...LEASE,
-			token: 'holder-token-0003',
+			claimId: 'holder-claim-0003',
 		});
 		const request = { key: 'evt:S3', fingerprint: null };
-		const outcomes = await table.claim([request], { ...LEASE, token: 'waiter-token-0003' });
+		const outcomes = await table.claim([request], { ...LEASE, claimId: 'waiter-claim-0003' });
 		let done = false;
 		const waited = waitForRunningClaims(
 			table,
 			[request],
 			outcomes,
-			lease('waiter-token-0003'),
+			lease('waiter-claim-0003'),
 			60_000,
 			never,
 		).then(() => (done = true));
-		await completeClaims(table, [{ key: 'evt:S4', claimToken: other.claimToken }]);
+		await completeClaims(table, [{ key: 'evt:S4', claimId: other.claimId }]);
 		await new Promise((resolve) => setTimeout(resolve, 200));
 		expect(done).toBe(false);
-		await completeClaims(table, [{ key: 'evt:S3', claimToken: holder.claimToken }]);
+		await completeClaims(table, [{ key: 'evt:S3', claimId: holder.claimId }]);
 		await waited;
 		expect(outcomes[0].duplicateKind).toBe('completed');
 	});

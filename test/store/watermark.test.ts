@@ -6,10 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
-import { newClaimToken } from '../../nodes/Idempotency/store/claimToken';
+import { newClaimId } from '../../nodes/Idempotency/store/claimId';
 import {
 	advanceWatermark,
-	advanceWatermarkSql,
 	type WatermarkKind,
 	type WatermarkOutcome,
 } from '../../nodes/Idempotency/store/advanceWatermark';
@@ -37,13 +36,13 @@ function advance(
 	scope: string,
 	values: unknown[],
 	kind: WatermarkKind = 'number',
-	token = newClaimToken(),
+	claimId = newClaimId(),
 ): Promise<WatermarkOutcome> {
 	return advanceWatermark(pool, ref, {
 		scope,
 		kind,
 		values: values.map((value) => markValue(value, kind)),
-		token,
+		claimId,
 		createIfMissing: true,
 	});
 }
@@ -144,9 +143,9 @@ describe('what passes', () => {
 	it('a statement sent again with the same claim id after its first attempt committed gives the same answer', async () => {
 		const scope = newScope();
 		await advance(scope, [10]);
-		const token = newClaimToken();
-		const first = await advance(scope, [9, 11, 12], 'number', token);
-		const again = await advance(scope, [9, 11, 12], 'number', token);
+		const claimId = newClaimId();
+		const first = await advance(scope, [9, 11, 12], 'number', claimId);
+		const again = await advance(scope, [9, 11, 12], 'number', claimId);
 		expect(again).toEqual(first);
 		expect(first.passed).toEqual([false, true, true]);
 		expect(await rowOf(scope)).toMatchObject({ mark: '12', previous_mark: '10' });
@@ -222,12 +221,21 @@ describe('an execution that waits for another one (a transaction held open by th
 	/** Runs the node's own statement for `values` in an open transaction on the holder's connection. */
 	async function holdAdvance(scope: string, values: number[]) {
 		await holder.query('BEGIN');
-		await holder.query(advanceWatermarkSql(ref, 'number'), [
+		// The node's advance, handed the holder's connection: it stays checked out, the transaction open.
+		const onHolder = {
+			connect: async () => ({
+				query: holder.query.bind(holder),
+				on: () => undefined,
+				release: () => undefined,
+			}),
+		} as unknown as Pool;
+		await advanceWatermark(onHolder, ref, {
 			scope,
-			'number',
-			values.map((v) => markValue(v, 'number')),
-			newClaimToken(),
-		]);
+			kind: 'number',
+			values: values.map((v) => markValue(v, 'number')),
+			claimId: newClaimId(),
+			createIfMissing: false,
+		});
 	}
 
 	async function waitUntilBlocked() {
@@ -279,7 +287,7 @@ describe('the watermark table', () => {
 			scope: 's',
 			kind: 'number',
 			values: ['1'],
-			token: newClaimToken(),
+			claimId: newClaimId(),
 			createIfMissing: true,
 		});
 		const { rows } = await admin.query(
@@ -303,7 +311,7 @@ describe('the watermark table', () => {
 				scope: 's',
 				kind: 'number',
 				values: ['1'],
-				token: newClaimToken(),
+				claimId: newClaimId(),
 				createIfMissing: false,
 			}),
 		).rejects.toThrow(

@@ -31,3 +31,44 @@ export function testPool(max = 10): Pool {
 export function uniqueTableName(prefix = 't'): string {
 	return `${prefix}_${randomBytes(5).toString('hex')}`;
 }
+
+/**
+ * A login role of the calling test's own, allowed to create tables in public: the server's count of its
+ * connections is that test's alone, and killing them (pg_terminate_backend by usename) spares the suites
+ * running beside it on the same database. `drop()` ends its connections and drops it with what it owns.
+ */
+export interface TestRole {
+	name: string;
+	/** The credential for the test server, logging in as this role, with these settings changed. */
+	credentials(overrides?: Partial<PostgresCredentials>): PostgresCredentials;
+	/** A pool of the test's own logging in as this role. */
+	pool(max?: number): Pool;
+	drop(): Promise<void>;
+}
+
+export async function createTestRole(admin: Pool, prefix: string): Promise<TestRole> {
+	const name = uniqueTableName(prefix);
+	const password = `${name}-password`;
+	await admin.query(`CREATE ROLE ${name} LOGIN PASSWORD '${password}'`);
+	await admin.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${name}`);
+	const url = new URL(testDatabaseUrl());
+	url.username = name;
+	url.password = password;
+	return {
+		name,
+		credentials: (overrides = {}) => testCredentials({ user: name, password, ...overrides }),
+		pool: (max = 10) => {
+			const pool = new Pool({ connectionString: url.toString(), max });
+			pool.on('error', () => undefined);
+			return pool;
+		},
+		drop: async () => {
+			await admin.query(
+				'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1',
+				[name],
+			);
+			await admin.query(`DROP OWNED BY ${name}`);
+			await admin.query(`DROP ROLE ${name}`);
+		},
+	};
+}

@@ -2,29 +2,27 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { Client } from 'pg';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
-import {
-	closeAllPools,
-	openPoolCount,
-	poolFor,
-} from '../../nodes/Idempotency/transport/poolRegistry';
+import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import { uniqueTableName } from '../support/database';
 import { connectionTest, executeContext, webhookItem } from '../../harness/node/executeContext';
-import {
-	startPostgresWithoutTls,
-	startTlsOnlyPostgres,
-	type TlsPostgres,
-} from '../../harness/postgres/tlsPostgres';
+import { OwnPostgres } from '../../harness/postgres/server';
+
+/** A server of the test's own that takes TLS only, or (`off`) the same server with TLS off. */
+type TlsPostgres = OwnPostgres & NonNullable<OwnPostgres['certificates']>;
+async function startTlsPostgres(tls: 'only' | 'off'): Promise<TlsPostgres> {
+	const started = await OwnPostgres.start({ tls });
+	return Object.assign(started, started.certificates);
+}
 
 let server: TlsPostgres;
 let plainServer: TlsPostgres;
 
 beforeAll(async () => {
-	[server, plainServer] = await Promise.all([startTlsOnlyPostgres(), startPostgresWithoutTls()]);
+	[server, plainServer] = await Promise.all([startTlsPostgres('only'), startTlsPostgres('off')]);
 });
 
 afterAll(async () => {
-	await closeAllPools();
 	await Promise.all([server?.stop(), plainServer?.stop()]);
 });
 
@@ -291,15 +289,15 @@ describe('a PostgreSQL with TLS off', () => {
 });
 
 describe("the CA Certificate is part of a pool's identity", () => {
-	beforeEach(closeAllPools);
-
 	it('a pool made without the CA (whose connections fail verification) is not reused once the CA is given', async () => {
 		const table = uniqueTableName('tls');
 		await expect(claim(credentials(), table, 'evt_before')).rejects.toThrow(
 			/not signed by a CA this machine trusts/,
 		);
-		await expectNew(credentials({ caCertificate: server.caPem }), 'evt_after', table);
-		expect(openPoolCount()).toBe(2);
+		const withCa = credentials({ caCertificate: server.caPem });
+		await expectNew(withCa, 'evt_after', table);
+		// The pool this credential gets now is a new one: the server sees it verified over TLS.
+		expect(await poolUsesTls(withCa)).toBe(true);
 	});
 
 	it('a pool made with the CA is not reused for the same credential without it, nor for another CA', async () => {

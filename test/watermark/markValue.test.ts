@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
 import { markValue } from '../../nodes/Idempotency/watermark/markValue';
 
 describe('Value Is Higher: the number text Postgres compares', () => {
@@ -73,5 +76,260 @@ describe('Value Is a Date Later: UTC ISO text with microseconds', () => {
 		['', /missing or empty/],
 	])('%p is refused', (value, message) => {
 		expect(() => markValue(value, 'date')).toThrow(message);
+	});
+});
+
+const REPO = join(__dirname, '..', '..');
+
+/**
+ * Maps texts through `expression` (JavaScript of `text`, with require) in a new Node process whose time
+ * zone is `zone`. Not process.env.TZ here: Jest gives each test file a copy of process.env, so setting
+ * TZ in it does not move this process's zone. `tsx` runs our TypeScript; `node` suffices for n8n.
+ */
+function inZone(
+	zone: string,
+	runner: 'node' | 'tsx',
+	expression: string,
+	texts: string[],
+): unknown[] {
+	const script = `let input = '';
+process.stdin.on('data', (d) => (input += d)).on('end', () => {
+	const read = (text) => { try { return ${expression}; } catch (e) { return 'refused: ' + e.message; } };
+	process.stdout.write(JSON.stringify(JSON.parse(input).map(read)));
+});`;
+	const bin = runner === 'node' ? process.execPath : join(REPO, 'node_modules', '.bin', 'tsx');
+	const out = execFileSync(bin, ['-e', script], {
+		cwd: REPO,
+		env: { ...process.env, TZ: zone },
+		input: JSON.stringify(texts),
+	});
+	return JSON.parse(out.toString()) as unknown[];
+}
+
+/**
+ * What Remove Duplicates reads (n8n-workflow's tryToParseDateTime), in milliseconds since the epoch, in
+ * UTC: n8n reads a date without a zone in its process's zone, and n8n's Docker image runs in UTC.
+ */
+function n8nReadsInUtc(texts: string[]): Map<string, unknown> {
+	const read = "require('n8n-workflow').tryToParseDateTime(text).toMillis()";
+	const millis = inZone('UTC', 'node', read, texts);
+	return new Map(texts.map((text, i) => [text, millis[i]]));
+}
+
+/** Milliseconds since the epoch of our canonical text (n8n keeps milliseconds; we keep microseconds). */
+const millisOf = (canonical: string) => Date.parse(`${canonical.slice(0, 23)}Z`);
+
+const SAME_AS_N8N: [family: string, text: string][] = [
+	['ISO 8601', '2024-08-09T13:44:16Z'],
+	['ISO 8601 basic', '20240809T134416Z'],
+	['ISO 8601 milliseconds', '2024-08-09T13:44:16.123Z'],
+	['ISO 8601 comma fraction', '2024-08-09T13:44:16,5Z'],
+	['ISO 8601 offset +hh', '2024-08-09T15:44:16+02'],
+	['ISO 8601 offset +hhmm', '2024-08-09T15:44:16+0200'],
+	['ISO 8601 offset +hh:mm', '2024-08-09T15:44:16+02:00'],
+	['ISO 8601 negative half-hour offset', '2024-08-09T08:14:16-05:30'],
+	['ISO 8601 minutes, no zone', '2024-08-09T13:44'],
+	['ISO 8601 hour only', '2024-08-09T13Z'],
+	['ISO 8601 lower case', '2024-08-09t13:44:16z'],
+	['ISO 8601 date', '2024-08-09'],
+	['ISO 8601 basic date', '20240809'],
+	['ISO 8601 year and month', '2024-08'],
+	['ISO 8601 year', '2024'],
+	['ISO 8601 ordinal', '2024-222'],
+	['ISO 8601 basic ordinal', '2024222'],
+	['ISO 8601 week date', '2024-W32-5'],
+	['ISO 8601 basic week date', '2024W325'],
+	['ISO 8601 week', '2024-W32'],
+	['ISO 8601 week 53', '2020-W53-7'],
+	['ISO 8601 week date and time', '2024-W32-5T13:44:16Z'],
+	['ISO 8601 extended year', '+002024-08-09T13:44:16Z'],
+	['RFC 9557 zone', '2024-08-09T13:44:16+02:00[Europe/Berlin]'],
+	['RFC 9557 zone, no offset', '2024-08-09T13:44:16[America/New_York]'],
+	['HTTP IMF-fixdate', 'Fri, 09 Aug 2024 13:44:16 GMT'],
+	['HTTP RFC 850', 'Friday, 09-Aug-24 13:44:16 GMT'],
+	['HTTP asctime', 'Fri Aug  9 13:44:16 2024'],
+	['RFC 2822 offset', 'Fri, 09 Aug 2024 15:44:16 +0200'],
+	['RFC 2822 -0000', 'Fri, 09 Aug 2024 13:44:16 -0000'],
+	['RFC 2822 EDT, two-digit year, no seconds', '9 Aug 24 09:44 EDT'],
+	['RFC 2822 PDT', 'Fri, 9 Aug 2024 06:44:16 PDT'],
+	['RFC 2822 CDT', 'Fri, 09 Aug 2024 08:44:16 CDT'],
+	['RFC 2822 UT', 'Fri, 09 Aug 2024 13:44:16 UT'],
+	['RFC 2822 Z', 'Fri, 09 Aug 2024 13:44:16 Z'],
+	['RFC 2822 comment', 'Fri, 09 Aug 2024 13:44:16 +0000 (UTC)'],
+	['RFC 2822 folded white space', 'Fri,  09 Aug\t2024 13:44:16 GMT'],
+	['RFC 2822 with UTC (RSS pubDate)', 'Fri, 09 Aug 2024 13:44:16 UTC'],
+	['RFC 2822 in lower case', 'fri, 09 aug 2024 13:44:16 gmt'],
+	['RFC 2822 with a wrong weekday', 'Thu, 09 Aug 2024 13:44:16 GMT'],
+	['RFC 850 with a wrong weekday', 'Tuesday, 09-Aug-24 13:44:16 GMT'],
+	['two-digit year 55, as luxon reads it', '9 Aug 55 09:44 EDT'],
+	['two-digit year 55, as JavaScript reads it', 'Thu, 9 Aug 55 09:44 EDT'],
+	['asctime with one space', 'Fri Aug 9 13:44:16 2024'],
+	['SQL', '2024-08-09 13:44:16'],
+	['SQL fraction and offset', '2024-08-09 13:44:16.123 +02:00'],
+	['SQL offset +hh', '2024-08-09 13:44:16+02'],
+	['SQL basic time', '2024-08-09 134416'],
+	['SQL IANA zone', '2024-08-09 13:44:16 Europe/Berlin'],
+	['SQL IANA zone in winter', '2024-01-09 13:44:16 Europe/Berlin'],
+	['SQL IANA zone, lower case', '2024-08-09 13:44:16 europe/berlin'],
+	['SQL IANA zone, three parts', '2024-08-09 13:44:16 America/Argentina/Buenos_Aires'],
+	['SQL Etc zone', '2024-08-09 13:44:16 Etc/GMT+5'],
+	['SQL UTC', '2024-08-09 13:44:16 UTC'],
+	['SQL time the clocks skipped', '2024-03-31 02:30:00 Europe/Berlin'],
+	['SQL with a US zone Intl does not know', '2024-08-09 13:44:16 PST'],
+	[
+		'Date.prototype.toString(), UTC',
+		'Fri Aug 09 2024 13:44:16 GMT+0000 (Coordinated Universal Time)',
+	],
+	[
+		'Date.prototype.toString(), Berlin',
+		'Fri Aug 09 2024 15:44:16 GMT+0200 (Central European Summer Time)',
+	],
+	[
+		'Date.prototype.toString(), New York',
+		'Fri Aug 09 2024 09:44:16 GMT-0400 (Eastern Daylight Time)',
+	],
+	['Date.prototype.toDateString()', 'Fri Aug 09 2024'],
+	['Date.prototype.toLocaleString()', '8/9/2024, 1:44:16 PM'],
+	['toLocaleString() with ICU’s narrow space', '8/9/2024, 1:44:16\u202fPM'],
+	['year/month/day', '2024/08/09 13:44:16'],
+	['year/month/day, one digit', '2024/8/9'],
+	['year-month-day, one digit', '2024-8-9'],
+	['year.month.day', '2024.08.09'],
+	['month/day/year', '8/9/2024'],
+	['month/day/two-digit year', '08/09/24'],
+	['month.day.year', '08.09.2024'],
+	['month-day-year', '8-9-2024'],
+	['month name, day, year', 'Aug 9, 2024'],
+	['full month name and 12-hour time', 'August 9, 2024 1:44 PM'],
+	['12:30 AM', 'Sept 9 2024 12:30 AM'],
+	['weekday and full names', 'Friday, August 9, 2024'],
+	['day, month name, year', '9 Aug 2024'],
+	['day-month name-year', '9-Aug-2024'],
+	['month name and year', 'Aug 2024'],
+	['weekday and numeric date', 'Sat 2024-08-10'],
+	['milliseconds and GMT', 'Aug 9 2024 13:44:16.123 GMT'],
+	['GMT+h', 'Aug 9 2024 13:44:16 GMT+2'],
+	['UTC+hh:mm', 'Aug 9 2024 13:44:16 UTC+02:00'],
+	['bare offset after a time', 'Aug 9 2024 13:44:16 -0500'],
+	['a date with Z', '2024-08-09 Z'],
+];
+
+describe('Value Is a Date Later reads every date format Remove Duplicates reads, as the same instant', () => {
+	let n8n: Map<string, unknown>;
+	beforeAll(() => {
+		n8n = n8nReadsInUtc(SAME_AS_N8N.map(([, text]) => text));
+	});
+
+	it.each(SAME_AS_N8N)('%s: %p', (_family, text) => {
+		expect(typeof n8n.get(text)).toBe('number');
+		expect(millisOf(markValue(text, 'date'))).toBe(n8n.get(text));
+	});
+
+	it('gives the same text whatever the zone of the process it runs in', () => {
+		const texts = SAME_AS_N8N.map(([, text]) => text);
+		const here = texts.map((text) => markValue(text, 'date'));
+		const read = "require('./nodes/Idempotency/watermark/markValue').markValue(text, 'date')";
+		expect(inZone('America/New_York', 'tsx', read, texts)).toEqual(here);
+		expect(inZone('Asia/Kolkata', 'tsx', read, texts)).toEqual(here);
+	});
+});
+
+describe('Value Is a Date Later: where it reads what n8n does not, or decides what n8n leaves to the day', () => {
+	it.each<[why: string, text: string, canonical: string]>([
+		['microseconds kept', 'Aug 9 2024 13:44:16.123456 GMT', '2024-08-09T13:44:16.123456Z'],
+		[
+			'an RFC 2822 military zone is -0000, UTC',
+			'Fri, 09 Aug 2024 13:44:16 A',
+			'2024-08-09T13:44:16.000000Z',
+		],
+		['a space before the offset', '2024-08-09T15:44:16 +02:00', '2024-08-09T13:44:16.000000Z'],
+		// luxon takes the offset the zone has on the day n8n runs; we take the first of the two.
+		[
+			'the hour the clocks went back',
+			'2024-10-27 02:30:00 Europe/Berlin',
+			'2024-10-27T00:30:00.000000Z',
+		],
+	])('%s: %p → %s', (_why, text, canonical) => {
+		expect(markValue(text, 'date')).toBe(canonical);
+	});
+});
+
+describe('Value Is a Date Later refuses what is no date, naming the value', () => {
+	it('names the value in its message', () => {
+		expect(() => markValue('Posted on Aug 9, 2024', 'date')).toThrow(
+			'Value to Dedupe On is "Posted on Aug 9, 2024", which is not a date (Value Is a Date Later reads',
+		);
+		expect(() => markValue('2024-02-30T00:00:00Z', 'date')).toThrow(
+			'Value to Dedupe On is "2024-02-30T00:00:00Z", which is not a valid date: February 2024 has 29 days',
+		);
+	});
+
+	// n8n reads these through JavaScript's Date, which rolls a day or hour past its end into the next
+	// and fills in what is missing (the year 2001, today's date).
+	const N8N_ROLLS_OVER: [text: string, n8nReads: string][] = [
+		['2024-02-30T00:00:00Z', '2024-03-01T00:00:00.000Z'],
+		['2/30/2024', '2024-03-01T00:00:00.000Z'],
+		['2024-08-09T24:00:00Z', '2024-08-10T00:00:00.000Z'],
+		['Aug 9 2024 24:00', '2024-08-10T00:00:00.000Z'],
+		['Aug 9', '2001-08-09T00:00:00.000Z'],
+		['foo 1', '2001-01-01T00:00:00.000Z'],
+		['hello 2024', '2024-01-01T00:00:00.000Z'],
+	];
+	let n8n: Map<string, unknown>;
+	beforeAll(() => {
+		n8n = n8nReadsInUtc([...N8N_ROLLS_OVER.map(([text]) => text), '13:44:16']);
+	});
+
+	it.each(N8N_ROLLS_OVER)('%p: n8n reads %s, we refuse', (text, n8nReads) => {
+		expect(n8n.get(text)).toBe(Date.parse(n8nReads));
+		expect(() => markValue(text, 'date')).toThrow(`is "${text}", which is not a`);
+	});
+
+	it('refuses a time alone, which n8n puts on today', () => {
+		const day = 86_400_000;
+		const sinceMidnight = (n8n.get('13:44:16') as number) % day;
+		expect(sinceMidnight).toBe(Date.parse('1970-01-01T13:44:16Z'));
+		expect(Math.abs((n8n.get('13:44:16') as number) - Date.now())).toBeLessThan(day);
+		expect(() => markValue('13:44:16', 'date')).toThrow('is "13:44:16", which is not a date (');
+	});
+
+	it.each<[text: string, reason: RegExp]>([
+		['yesterday', /not a date \(/],
+		['1', /not a date \(/],
+		['1723211056', /not a date \(/],
+		['12', /not a date \(/], // n8n: today at noon
+		['13:44:16', /not a date \(/], // n8n: today
+		['Aug 9', /not a date \(/],
+		['9 Aug', /not a date \(/],
+		['foo 1', /not a date \(/],
+		['hello 2024', /not a date \(/],
+		['August 9, 2024 at 1:44 PM', /not a date \(/],
+		['2024-08-09 foo', /not a date \(/],
+		['Aug 9 2024 13:', /not a date \(/],
+		['2024-08-09 13:44:16 Mars/Olympus', /not a date \(/],
+		['2024-08-09T13:44:16[Mars/Olympus]', /not a date \(/],
+		['2024-02-30T00:00:00Z', /not a valid date: February 2024 has 29 days/],
+		['2023-02-29', /not a valid date: February 2023 has 28 days/],
+		['2/30/2024', /not a valid date: February 2024 has 29 days/],
+		['Feb 30, 2024', /not a valid date: February 2024 has 29 days/],
+		['Fri, 30 Feb 2024 13:44:16 GMT', /not a valid date: February 2024 has 29 days/],
+		['2024-06-31 13:44:16', /not a valid date: June 2024 has 30 days/],
+		['2024-13-01', /not a valid date: there is no month 13/],
+		['13/09/2024', /not a valid date: there is no month 13/],
+		['2024-08-09T25:00:00Z', /not a valid date: there is no hour 25/],
+		['2024-08-09T24:00:00Z', /not a valid date: there is no hour 24/],
+		['Aug 9 2024 24:00', /not a valid date: there is no hour 24/],
+		['Aug 9 2024 13:30 PM', /not a valid date: there is no 13 PM/],
+		['2024-08-09T13:60Z', /not a valid date: there is no minute 60/],
+		['2024-08-09T13:44:60Z', /not a valid date: there is no second 60/],
+		['2021-W53-1', /not a valid date: 2021 has weeks 1 to 52, not 53/],
+		['2024-W32-8', /not a valid date: a week has days 1 to 7, not 8/],
+		['2023-366', /not a valid date: 2023 has days 1 to 365, not 366/],
+		['2024-08-09T13:44:16+19:00', /not a valid date: its offset is beyond ±18:00/],
+		['2024-08-09T13:44:16+02:99', /not a valid date: its offset is beyond ±18:00/],
+		['0000-01-01', /not a valid date: it is outside the years 0001 to 9999/],
+	])('%p is refused', (text, reason) => {
+		expect(() => markValue(text, 'date')).toThrow(`is "${text}", which is not a`);
+		expect(() => markValue(text, 'date')).toThrow(reason);
 	});
 });

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { INodeProperties, INodeType } from 'n8n-workflow';
+import type { INodeProperties, INodePropertyCollection, INodeType } from 'n8n-workflow';
 
 import { loadFromSource, manifest } from '../support/packageSources';
 import { REPO_ROOT as REPO } from '../../harness/repo';
@@ -16,9 +16,11 @@ interface WorkflowNode {
 	name: string;
 	type: string;
 	typeVersion: number;
+	position: [number, number];
 	parameters: Record<string, unknown>;
 	credentials?: Record<string, { id?: unknown; name: string }>;
 	webhookId?: string;
+	onError?: string;
 }
 interface Workflow {
 	name: string;
@@ -26,6 +28,10 @@ interface Workflow {
 	connections: Record<string, { main: Array<Array<{ node: string }>> }>;
 	[field: string]: unknown;
 }
+
+/** The editor's canvas units: a node's box, and its name's two lines below it. */
+const NODE_WIDTH = 100;
+const NODE_HEIGHT_WITH_NAME = 160;
 
 const files = readdirSync(join(REPO, 'workflows')).filter((file) => file.endsWith('.json'));
 const workflows = files.map((file) => ({
@@ -43,15 +49,76 @@ const packageCredentialTypes = manifest.n8n.credentials.map(
 	(path) => loadFromSource<{ name: string }>(path).name,
 );
 
-it('ships the ten workflows', () => {
+/** The workflow ids the shipped Execute Sub-workflow nodes call. */
+const calledIds = new Set(
+	workflows.flatMap(({ workflow }) =>
+		workflow.nodes
+			.filter((node) => node.type === 'n8n-nodes-base.executeWorkflow')
+			.map((node) => (node.parameters.workflowId as { value: string }).value),
+	),
+);
+
+interface OptionsValue {
+	path: string;
+	value: unknown;
+	offered: string[];
+}
+
+/** The values an options or multiOptions property offers, as n8n's editor lists them. */
+function offeredBy(properties: readonly INodeProperties[]): string[] {
+	return properties.flatMap((property) =>
+		property.type === 'options' || property.type === 'multiOptions'
+			? ((property.options ?? []) as Array<{ value?: unknown }>).flatMap((option) =>
+					typeof option.value === 'string' ? [option.value] : [],
+				)
+			: [],
+	);
+}
+
+/** Every options-typed value set in `parameters` (expressions excepted), with what its property offers. */
+function optionsValues(
+	properties: readonly INodeProperties[],
+	parameters: Record<string, unknown>,
+	prefix = '',
+): OptionsValue[] {
+	const found: OptionsValue[] = [];
+	for (const [name, value] of Object.entries(parameters)) {
+		if (typeof value === 'string' && value.startsWith('=')) continue;
+		const path = `${prefix}${name}`;
+		const declared = properties.filter((candidate) => candidate.name === name);
+		const offered = offeredBy(declared);
+		for (const property of declared) {
+			const nested = (property.options ?? []) as INodeProperties[];
+			if (property.type === 'options') found.push({ path, value, offered });
+			else if (property.type === 'multiOptions')
+				for (const each of value as unknown[]) found.push({ path, value: each, offered });
+			else if (property.type === 'collection')
+				found.push(...optionsValues(nested, value as Record<string, unknown>, `${path}.`));
+			else if (property.type === 'fixedCollection') {
+				const groups = property.options as INodePropertyCollection[];
+				for (const [group, entries] of Object.entries(value as Record<string, unknown>)) {
+					const groupProperties = groups.find((g) => g.name === group)?.values ?? [];
+					for (const entry of [entries].flat() as Array<Record<string, unknown>>)
+						found.push(...optionsValues(groupProperties, entry, `${path}.${group}.`));
+				}
+			}
+		}
+	}
+	return found;
+}
+
+it('ships the thirteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
+		'business-step.json',
+		'chat-burst-template.json',
 		'cleanup-processed-events.json',
 		'github-template.json',
 		'idempotency-claim-template.json',
 		'idempotent-api-endpoint.json',
 		'one-at-a-time-per-entity.json',
+		'retry-due-events.json',
 		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',
@@ -60,7 +127,9 @@ it('ships the ten workflows', () => {
 
 describe.each(workflows)('$file', ({ workflow }) => {
 	it('carries nothing of the machine it was made on', () => {
-		expect(workflow).not.toHaveProperty('id');
+		// Only a sub-workflow carries an id: the one its callers name (n8n import:workflow keeps it).
+		if (calledIds.has(String(workflow.id))) expect(workflow.id).toMatch(/^[A-Za-z0-9]{16}$/);
+		else expect(workflow).not.toHaveProperty('id');
 		expect(workflow).not.toHaveProperty('versionId');
 		expect(workflow).not.toHaveProperty('meta.instanceId');
 		expect(workflow.pinData ?? {}).toEqual({});
@@ -102,6 +171,19 @@ describe.each(workflows)('$file', ({ workflow }) => {
 		}
 	});
 
+	it("sets every options parameter to a value the node's description offers (at any depth)", () => {
+		for (const node of workflow.nodes.filter((n) => packageNodes.has(n.type))) {
+			const { properties } = packageNodes.get(node.type)!.description;
+			for (const { path, value, offered } of optionsValues(properties, node.parameters))
+				expect({
+					node: node.name,
+					path,
+					value,
+					offered: offered.includes(value as string),
+				}).toEqual({ node: node.name, path, value, offered: true });
+		}
+	});
+
 	it('connects only nodes that exist, and node names and ids are unique', () => {
 		const names = workflow.nodes.map((node) => node.name);
 		expect(new Set(names).size).toBe(names.length);
@@ -110,6 +192,21 @@ describe.each(workflows)('$file', ({ workflow }) => {
 			expect(names).toContain(from);
 			for (const target of main.flat()) expect(names).toContain(target.node);
 		}
+	});
+
+	it('places no node over another (a node is 100 wide, 160 tall with its name of up to two lines below it)', () => {
+		const placed = workflow.nodes.filter((node) => node.type !== 'n8n-nodes-base.stickyNote');
+		const overlapping = placed.flatMap((a, i) =>
+			placed
+				.slice(i + 1)
+				.filter(
+					(b) =>
+						Math.abs(a.position[0] - b.position[0]) < NODE_WIDTH &&
+						Math.abs(a.position[1] - b.position[1]) < NODE_HEIGHT_WITH_NAME,
+				)
+				.map((b) => `${a.name} ~ ${b.name}`),
+		);
+		expect(overlapping).toEqual([]);
 	});
 });
 
@@ -290,5 +387,113 @@ describe.each([
 	it('asks the user to replace the example URL', () => {
 		expect(fetcher.name).toMatch(/\(replace URL\)$/);
 		expect(String(fetcher.parameters.url)).toMatch(/^https:\/\/(api\.)?example\.com\//);
+	});
+});
+
+describe('the business step: one sub-workflow the webhook templates and the retry workflow call', () => {
+	const callers = workflows.filter(({ workflow }) =>
+		workflow.nodes.some((node) => node.type === 'n8n-nodes-base.executeWorkflow'),
+	);
+
+	it('is called by the node, Stripe and GitHub templates and by the retry workflow', () => {
+		expect(callers.map(({ file }) => file).sort()).toEqual([
+			'github-template.json',
+			'idempotency-claim-template.json',
+			'retry-due-events.json',
+			'stripe-template.json',
+		]);
+	});
+
+	it('each call names a shipped workflow by its id, once per event, failures to the error output', () => {
+		for (const { file, workflow } of callers) {
+			const call = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.executeWorkflow')!;
+			const { workflowId } = call.parameters as { workflowId: { __rl: boolean; value: string } };
+			const called = workflows.find((entry) => entry.workflow.id === workflowId.value);
+			expect({ file, called: called?.file }).toEqual({ file, called: 'business-step.json' });
+			// 1.3: n8n 1.123 and 2.41 both load it, and it sends every failed item to the one error output.
+			expect({ file, typeVersion: call.typeVersion, onError: call.onError }).toEqual({
+				file,
+				typeVersion: 1.3,
+				onError: 'continueErrorOutput',
+			});
+			expect(call.parameters).toMatchObject({ source: 'database', mode: 'each' });
+			expect(workflowId.__rl).toBe(true);
+		}
+	});
+
+	it('the sub-workflow starts from an Execute Sub-workflow Trigger that passes every field through', () => {
+		const { workflow } = workflows.find((entry) => entry.file === 'business-step.json')!;
+		const trigger = workflow.nodes.find(
+			(node) => node.type === 'n8n-nodes-base.executeWorkflowTrigger',
+		)!;
+		expect(trigger.parameters).toEqual({ inputSource: 'passthrough' });
+		const step = workflow.nodes.find((node) => node.name === 'Insert into business_log (example)')!;
+		expect(workflow.connections[trigger.name].main[0].map((target) => target.node)).toEqual([
+			step.name,
+		]);
+		// A failure fails the sub-workflow, so the caller's error output gets it.
+		expect(step).not.toHaveProperty('onError');
+	});
+});
+
+describe('the inbox: the webhook templates and retry-due-events.json', () => {
+	const byName = (file: string) => {
+		const { workflow } = workflows.find((entry) => entry.file === file)!;
+		const node = (name: string) => workflow.nodes.find((candidate) => candidate.name === name)!;
+		const targets = (name: string, output: number) =>
+			(workflow.connections[name]?.main[output] ?? []).map((target) => target.node);
+		return { node, targets };
+	};
+
+	it('the GitHub claim keeps the event; a failed business step goes to Retry Later, answered 202', () => {
+		const github = byName('github-template.json');
+		expect(github.node('Idempotency Claim').parameters).toMatchObject({
+			claimMode: 'lease',
+			keepEvent: true,
+		});
+		expect(github.targets('Business Step', 1)).toEqual(['Retry Later']);
+		expect(github.node('Retry Later').parameters.operation).toBe('retryLater');
+		expect(github.targets('Retry Later', 0)).toEqual(['Respond 202 kept for retry']);
+	});
+
+	it.each(['idempotency-claim-template.json', 'stripe-template.json'])(
+		'%s keeps the event; a failed business step goes to Retry Later, answered 500 so the sender retries too',
+		(file) => {
+			const template = byName(file);
+			expect(template.node('Idempotency Claim').parameters).toMatchObject({
+				claimMode: 'lease',
+				keepEvent: true,
+			});
+			expect(template.targets('Business Step', 0)).toEqual(['Mark Key Completed']);
+			expect(template.targets('Business Step', 1)).toEqual(['Retry Later']);
+			expect(template.node('Retry Later').parameters.operation).toBe('retryLater');
+			for (const output of [0, 1]) {
+				const [answer] = template.targets('Retry Later', output);
+				expect(template.node(answer).parameters.options).toEqual({ responseCode: 500 });
+			}
+		},
+	);
+
+	it('the retry workflow takes due events on a schedule and by hand, then completes or retries each one', () => {
+		const retry = byName('retry-due-events.json');
+		expect(retry.targets('Every Minute', 0)).toEqual(['Take Due Events']);
+		expect(retry.targets('Run Now', 0)).toEqual(['Take Due Events']);
+		expect(retry.targets('Take Due Events', 0)).toEqual(['Business Step']);
+		expect(retry.targets('Business Step', 0)).toEqual(['Mark Key Completed']);
+		expect(retry.targets('Business Step', 1)).toEqual(['Retry Later']);
+		// The same business step as the webhook templates'.
+		for (const file of ['github-template.json', 'stripe-template.json'])
+			expect(retry.node('Business Step').parameters).toEqual(
+				byName(file).node('Business Step').parameters,
+			);
+	});
+});
+
+it('the Idempotency-Key template answers a database failure 503 with Retry-After, so a caller waits and retries', () => {
+	const { workflow } = workflows.find((entry) => entry.file === 'idempotent-api-endpoint.json')!;
+	const respond = workflow.nodes.find((node) => node.name === 'Respond 503 retry later')!;
+	expect(respond.parameters.options).toMatchObject({
+		responseCode: 503,
+		responseHeaders: { entries: [{ name: 'Retry-After', value: '30' }] },
 	});
 });

@@ -5,43 +5,47 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
-import { MAX_WAIT_SECONDS } from '../descriptions/claimProperties';
+import { claimProperties, MAX_WAIT_SECONDS } from '../descriptions/claimProperties';
+import { EventSizeError } from '../errors';
 import { deriveKey, hasEventId } from '../key/deriveKey';
 import { payloadFingerprint, type FingerprintMode } from '../key/fingerprint';
 import type { DerivedKey, KeyRule } from '../key/keyRule';
 import { presetKeyRule } from '../key/providerPresets';
 import { claimBatch } from '../store/claimBatch';
+import { checkScopeKeeps } from '../store/scopeHistory';
+import { watermarkRef } from '../store/watermarkTable';
+import { scopePrefix } from '../key/scope';
 import type { ClaimMode, ClaimOutcome, ClaimRequest } from '../store/claimOutcome';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { LEASE_CLAIM_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
+import { readChoice } from '../../shared/readChoice';
 import { readRawBody } from '../../shared/rawBody';
-import { newClaimToken } from '../store/claimToken';
+import { newClaimId } from '../store/claimId';
 import { databaseFailure, failedItem } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
 import { readNumber } from './parameters/readNumber';
 import { readDedupeValue } from './parameters/readDedupeValue';
+import { readKeptEvent, type KeptEventReader } from './parameters/readKeptEvent';
 import { isPolledItem, readKeySource, readScope } from './parameters/readScope';
 import { readTableRef } from './parameters/readTableRef';
 import { unclaimedItem, unclaimedRoute } from './failures/unclaimedItems';
-
-/** Output indexes of the Idempotency Claim node. */
-export const NEW_OUTPUT = 0;
-export const DUPLICATE_OUTPUT = 1;
-export const MISMATCH_OUTPUT = 2;
+import { DUPLICATE_OUTPUT, MISMATCH_OUTPUT, NEW_OUTPUT } from './claimOutputs';
 
 /** Derives every item's key, claims them all in one round trip, and routes New / Duplicate (/ Mismatch). */
 export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
-	const fingerprintMode = this.getNodeParameter(
+	const fingerprintMode = readChoice<FingerprintMode>(
+		this,
+		claimProperties,
 		'options.payloadFingerprint',
 		0,
 		'off',
-	) as FingerprintMode;
+	);
 	const outputs: INodeExecutionData[][] = fingerprintMode === 'off' ? [[], []] : [[], [], []];
 	if (items.length === 0) return outputs;
 
-	const mode = this.getNodeParameter('claimMode', 0, 'once') as ClaimMode;
+	const mode = readChoice<ClaimMode>(this, claimProperties, 'claimMode', 0, 'once');
 	let leaseSeconds = 0;
 	let waitSeconds = 0;
 	try {
@@ -55,6 +59,12 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 				{ min: 0, max: MAX_WAIT_SECONDS },
 			);
 		}
+	} catch (error) {
+		throw new NodeOperationError(this.getNode(), (error as Error).message);
+	}
+	let keptEvent: KeptEventReader | undefined;
+	try {
+		keptEvent = mode === 'lease' ? readKeptEvent(this) : undefined;
 	} catch (error) {
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
@@ -76,19 +86,27 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			const rule = readKeyRule(this, index);
 			// The bytes are read (from n8n's binary store) only when the key or the fingerprint needs them.
 			const needsBytes =
-				fingerprintMode === 'rawBody' || (rule.source === 'auto' && !hasEventId(json));
+				keptEvent !== undefined ||
+				fingerprintMode === 'rawBody' ||
+				(rule.source === 'auto' && !hasEventId(json));
 			const rawBody = needsBytes ? await readRawBody(this, items[index], index) : undefined;
 			const input = { json, rawBody };
 			const scope = readScope(this, index);
 			const derived = deriveKey(input, rule, scope);
-			requests.push({ key: derived.key, fingerprint: payloadFingerprint(input, fingerprintMode) });
+			requests.push({
+				key: derived.key,
+				fingerprint: payloadFingerprint(input, fingerprintMode),
+				event: keptEvent?.(items[index], rawBody),
+			});
 			derivedKeys.push(derived);
 			indexes.push(index);
 		} catch (error) {
 			const message = `Item ${index}: ${(error as Error).message}`;
 			if (!this.continueOnFail())
 				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
-			pushUnclaimed(this, outputs, items, failedItem(message, 'bad_delivery', index));
+			// Too large to keep is a setting to raise (answer 5xx, the sender retries); anything else is the delivery's.
+			const kind = error instanceof EventSizeError ? 'configuration' : 'bad_delivery';
+			pushUnclaimed(this, outputs, items, failedItem(message, kind, index));
 		}
 	}
 	if (requests.length === 0) return outputs;
@@ -100,16 +118,22 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		columns: mode === 'lease' ? LEASE_CLAIM_COLUMNS : [],
 		privileges:
 			countRepeats || mode === 'lease' ? ['SELECT', 'INSERT', 'UPDATE'] : ['SELECT', 'INSERT'],
+		events: keptEvent !== undefined,
 	};
 	const options = {
 		mode,
 		leaseSeconds,
 		countRepeats,
-		token: newClaimToken(),
+		claimId: newClaimId(),
 		waitMs: waitSeconds * 1000,
 	};
 	try {
-		const table = await openClaimTable(await poolFor(credentials), ref, needs);
+		const pool = await poolFor(credentials);
+		if (isPolledItem(this)) {
+			const scope = readScope(this, indexes[0]);
+			await checkScopeKeeps(pool, ref, watermarkRef(ref), scope, scopePrefix(scope), 'keys');
+		}
+		const table = await openClaimTable(pool, ref, needs);
 		outcomes = await withCurrentTable(table, needs, (current) =>
 			claimBatch(current, requests, options),
 		);
@@ -160,7 +184,7 @@ function pushUnclaimed(
 }
 
 function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
-	const source = readKeySource(context, index) as KeyRule['source'] | 'preset';
+	const source = readKeySource(context, index);
 	switch (source) {
 		case 'header':
 			return { source, headerName: context.getNodeParameter('headerName', index) as string };
@@ -172,8 +196,8 @@ function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
 			return { source, value: readDedupeValue(context, index) };
 		case 'preset':
 			return presetKeyRule(context.getNodeParameter('keyPreset', index, 'stripe') as string);
-		default:
-			return { source: 'auto' };
+		case 'auto':
+			return { source };
 	}
 }
 
@@ -183,8 +207,11 @@ function isoFormatter(): (date: Date | null) => string | null {
 	let lastText: string | null = null;
 	return (date) => {
 		if (date === null) return null;
-		if (date.getTime() !== lastTime) {
-			lastTime = date.getTime();
+		// A dead letter's lease never ends: Postgres' infinity, which pg gives as the number Infinity.
+		const time = date.valueOf();
+		if (!Number.isFinite(time)) return time > 0 ? 'infinity' : '-infinity';
+		if (time !== lastTime) {
+			lastTime = time;
 			lastText = date.toISOString();
 		}
 		return lastText;
@@ -210,7 +237,7 @@ function resultObject(
 		lastSeen: iso(outcome.lastSeen),
 		deliveries: outcome.deliveries,
 		leaseUntil: iso(outcome.leaseUntil),
-		claimId: outcome.claimToken,
+		claimId: outcome.claimId,
 	};
 	// A completed repeat of a key whose Complete stored a response: what to answer it with.
 	if (outcome.response) result.response = outcome.response as unknown as IDataObject;

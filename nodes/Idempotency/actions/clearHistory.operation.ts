@@ -1,29 +1,18 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
+import { UNSCOPED_KEY_PREFIXES } from '../key/deriveKey';
 import { checkScope, scopePrefix } from '../key/scope';
 import { clearScope } from '../store/clearScope';
 import { watermarkRef } from '../store/watermarkTable';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
-import { readBatchSize } from './purge.operation';
+import { readBatchSize } from './parameters/readBatchSize';
 import { readTableRef } from './parameters/readTableRef';
 
 /**
- * The first part of every key made without a Scope: a scope named like one would also match keys that
- * belong to no scope at all (`evt:…` of every webhook), so Clear refuses it.
- */
-const UNSCOPED_KEY_PREFIXES = new Set([
-	'evt',
-	'evt-sha256',
-	'sha256',
-	'sha256-json',
-	'sha256-value',
-]);
-
-/**
- * Remove Duplicates' Clear Deduplication History: deletes one scope's keys and its watermark, and
- * reports what it removed. Runs once per execution, whatever the number of input items.
+ * Remove Duplicates' Clear Deduplication History: deletes one scope's keys and its watermark once per
+ * execution, whatever the number of input items, and passes the items on with what it removed.
  */
 export async function executeClearHistory(
 	this: IExecuteFunctions,
@@ -38,22 +27,37 @@ export async function executeClearHistory(
 	}
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
+	const items = this.getInputData();
 	try {
 		const result = await clearScope(await poolFor(credentials), ref, watermarkRef(ref), {
 			scope,
 			keyPrefix: scopePrefix(scope),
 			batchSize,
 		});
+		// As Remove Duplicates: the input items go on, here each told what was cleared.
+		const cleared = {
+			operation: 'clearHistory',
+			table: `${ref.schema}.${ref.table}`,
+			scope,
+			...result,
+		};
 		return [
-			[
-				{
-					json: { table: `${ref.schema}.${ref.table}`, scope, ...result },
-					pairedItem: { item: 0 },
-				},
-			],
+			items.map((item, index) => ({
+				...item,
+				json: { ...item.json, idempotency: cleared },
+				pairedItem: { item: index },
+			})),
 		];
 	} catch (error) {
-		return [databaseFailure(this, error, credentials, [0], true)];
+		return [
+			databaseFailure(
+				this,
+				error,
+				credentials,
+				items.map((_, index) => index),
+				true,
+			),
+		];
 	}
 }
 
@@ -64,7 +68,8 @@ function readClearScope(value: unknown): string {
 			'Scope is empty. Clear Deduplication History deletes one scope and never a whole table: give the scope (to delete keys by age, use Purge)',
 		);
 	}
-	if (UNSCOPED_KEY_PREFIXES.has(scope)) {
+	// It would also match keys that belong to no scope at all (`evt:…` of every webhook).
+	if (UNSCOPED_KEY_PREFIXES.includes(scope)) {
 		throw new Error(
 			`Scope "${scope}" is refused: keys made without a Scope start with "${scope}:" too, so clearing it would delete them`,
 		);

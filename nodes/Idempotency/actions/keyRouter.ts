@@ -1,17 +1,39 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { keyOperationProperty, type KeyOperation } from '../descriptions/keyOperationProperty';
+import { readChoice } from '../../shared/readChoice';
 import { executeClearHistory } from './clearHistory.operation';
 import { executePurge } from './purge.operation';
-import { executeSettle, type SettleOperation } from './settle.operation';
+import { executeRequeue } from './requeue.operation';
+import { executeRetryLater } from './retryLater.operation';
+import { executeSettle } from './settle.operation';
 import { executeListStuck } from './stuckClaims.operation';
-
-type KeyOperation = SettleOperation | 'purge' | 'listStuck' | 'clearHistory';
+import { executeTakeDue } from './takeDue.operation';
 
 /** The Idempotency Key node's operations: adding one is adding a file and a line here. */
 export async function routeKeyOperation(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const operation = this.getNodeParameter('operation', 0) as KeyOperation;
-	if (operation === 'purge') return executePurge.call(this);
-	if (operation === 'listStuck') return executeListStuck.call(this);
-	if (operation === 'clearHistory') return executeClearHistory.call(this);
-	return executeSettle.call(this, operation);
+	const operation = readChoice<KeyOperation>(
+		this,
+		[keyOperationProperty],
+		'operation',
+		0,
+		'complete',
+	);
+	switch (operation) {
+		case 'purge':
+			return executePurge.call(this);
+		case 'listStuck':
+			return executeListStuck.call(this);
+		case 'clearHistory':
+			return executeClearHistory.call(this);
+		case 'retryLater':
+			return executeRetryLater.call(this);
+		case 'takeDue':
+			return executeTakeDue.call(this);
+		case 'requeue':
+			return executeRequeue.call(this);
+		case 'complete':
+		case 'release':
+			return executeSettle.call(this, operation);
+	}
 }

@@ -5,17 +5,9 @@ import { purgeKeys } from '../store/purgeKeys';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
+import { readBatchSize } from './parameters/readBatchSize';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
-
-/** Rows per DELETE statement (Purge's parameter, which Clear Deduplication History shows too). */
-export function readBatchSize(context: IExecuteFunctions): number {
-	return readNumber(context.getNodeParameter('batchSize', 0, 10000), 'Batch Size', {
-		min: 1,
-		max: 100000,
-		integer: true,
-	});
-}
 
 /** Runs once per execution, whatever the number of input items, and reports what it removed. */
 export async function executePurge(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

@@ -1,4 +1,4 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { idValueToString } from '../key/deriveKey';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
@@ -12,6 +12,7 @@ import { CLAIM_ID_COLUMNS, RESPONSE_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
+import { readEachItem } from './parameters/readEachItem';
 import { readResponse, storesResponse } from './parameters/readResponse';
 import { readTableRef } from './parameters/readTableRef';
 
@@ -23,40 +24,31 @@ export async function executeSettle(
 	operation: SettleOperation,
 ): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
-	const out: INodeExecutionData[] = [];
-	const requests: Array<SettleRequest & { index: number }> = [];
 	const storing = operation === 'complete' && storesResponse(this);
-	for (let index = 0; index < items.length; index++) {
-		try {
-			const key = idValueToString(this.getNodeParameter('key', index), 'the key');
-			if (key === undefined)
-				throw new Error(
-					'the key is empty; map it from the claim node, e.g. {{ $json.idempotency.key }}',
-				);
-			const token =
-				idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID') ?? null;
-			if (operation === 'release' && token === null) {
-				throw new Error(
-					'the Claim ID is empty. Release deletes a claim only for the execution that holds it: map idempotency.claimId from ' +
-						"the Idempotency Claim node's New output (Duplicate and Mismatch items hold no claim)",
-				);
-			}
-			const response = storing ? readResponse(this, index) : undefined;
-			requests.push({ index, key, claimToken: token, response });
-		} catch (error) {
-			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!this.continueOnFail())
-				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
-			out.push({ json: { error: message }, pairedItem: { item: index } });
+	const { read: requests, failed: out } = readEachItem(this, (index): SettleRequest => {
+		const key = idValueToString(this.getNodeParameter('key', index), 'the key');
+		if (key === undefined)
+			throw new Error(
+				'the key is empty; map it from the claim node, e.g. {{ $json.idempotency.key }}',
+			);
+		const claimId =
+			idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID') ?? null;
+		if (operation === 'release' && claimId === null) {
+			throw new Error(
+				'the Claim ID is empty. Release deletes a claim only for the execution that holds it: map idempotency.claimId from ' +
+					"the Idempotency Claim node's New output (Duplicate and Mismatch items hold no claim)",
+			);
 		}
-	}
+		const response = storing ? readResponse(this, index) : undefined;
+		return { key, claimId, response };
+	});
 	if (requests.length === 0) return [out];
 
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
 	// A claim ID can only be checked where the table keeps one; a table without it is refused, never trusted.
 	const checksClaimIds =
-		operation === 'release' || requests.some((request) => request.claimToken !== null);
+		operation === 'release' || requests.some((request) => request.claimId !== null);
 	const needs: TableNeeds = {
 		createIfMissing: false,
 		columns: [...(checksClaimIds ? CLAIM_ID_COLUMNS : []), ...(storing ? RESPONSE_COLUMNS : [])],

@@ -1,6 +1,7 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { listDeadLetters } from '../store/inbox';
 import { countStuckClaims, listStuckClaims } from '../store/stuckClaims';
 import { summarizeTable } from '../store/tableSummary';
 import { poolFor } from '../transport/poolRegistry';
@@ -11,7 +12,8 @@ import { readTableRef } from './parameters/readTableRef';
 
 /**
  * One item per stuck claim (processing, lease expired, first seen before the threshold), oldest first,
- * and on request one summary item before them. Runs once per execution, whatever the input.
+ * then one per dead letter (a kept event parked after Max Attempts, with its last error), and on request
+ * one summary item before them. Runs once per execution, whatever the input.
  */
 export async function executeListStuck(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	let stuckAfterMinutes: number;
@@ -88,6 +90,26 @@ export async function executeListStuck(this: IExecuteFunctions): Promise<INodeEx
 				},
 				pairedItem: { item: 0 },
 			});
+		}
+		// Parked events: never taken again by Take Due Events until Requeue Dead Letter, so a person must look.
+		if (table.capabilities.events) {
+			const { deadLetters } = await withCurrentTable(table, needs, (current) =>
+				listDeadLetters(current, maxKeys),
+			);
+			for (const letter of deadLetters) {
+				out.push({
+					json: {
+						kind: 'dead_letter',
+						table: tableName,
+						key: letter.key,
+						attempts: letter.attempts,
+						lastError: letter.lastError,
+						deadAt: letter.deadAt.toISOString(),
+						receivedAt: letter.receivedAt.toISOString(),
+					},
+					pairedItem: { item: 0 },
+				});
+			}
 		}
 		return [out];
 	} catch (error) {

@@ -2,11 +2,13 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 
 import type { KeepItemsWhere } from '../descriptions/polledItemProperties';
 import { advanceWatermark, type WatermarkOutcome } from '../store/advanceWatermark';
+import { checkScopeKeeps } from '../store/scopeHistory';
 import { watermarkRef } from '../store/watermarkTable';
+import { scopePrefix } from '../key/scope';
 import { poolFor } from '../transport/poolRegistry';
 import { markValue, type MarkKind } from '../watermark/markValue';
-import { DUPLICATE_OUTPUT, NEW_OUTPUT } from './claim.operation';
-import { newClaimToken } from '../store/claimToken';
+import { DUPLICATE_OUTPUT, NEW_OUTPUT } from './claimOutputs';
+import { newClaimId } from '../store/claimId';
 import { continuesOnErrorOutput, databaseFailure, failedItem } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
 import { readDedupeValue } from './parameters/readDedupeValue';
@@ -58,11 +60,14 @@ export async function executeWatermark(
 	const credentials = await readCredentials(this);
 	let outcome: WatermarkOutcome;
 	try {
-		outcome = await advanceWatermark(await poolFor(credentials), watermarkRef(ref), {
+		const pool = await poolFor(credentials);
+		const marks = watermarkRef(ref);
+		await checkScopeKeeps(pool, ref, marks, scope, scopePrefix(scope), kind);
+		outcome = await advanceWatermark(pool, marks, {
 			scope,
 			kind,
 			values,
-			token: newClaimToken(),
+			claimId: newClaimId(),
 			createIfMissing,
 		});
 	} catch (error) {

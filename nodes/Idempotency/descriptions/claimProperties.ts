@@ -10,6 +10,10 @@ const WATERMARK = { keepItemsWhere: ['higher', 'later'] };
 /** The longest a repeat may wait for a running claim: an HTTP caller is rarely still listening after that. */
 export const MAX_WAIT_SECONDS = 300;
 
+/** Max Event Size: the default, and the most a kept event may be (Postgres' bytea would take 1 GiB). */
+export const DEFAULT_MAX_EVENT_KIB = 256;
+export const MAX_EVENT_KIB_LIMIT = 10240;
+
 export const claimProperties: INodeProperties[] = [
 	{
 		displayName: 'Key Source',
@@ -157,6 +161,36 @@ export const claimProperties: INodeProperties[] = [
 			'When another execution is still processing the key, wait up to this long for it: Complete → Duplicate with its stored response; Release or an expired lease → this delivery takes the claim (New). 0: go to Duplicate (in progress) at once.',
 		hint: 'A waiting execution keeps its HTTP request open and looks at the claim every 10–50 ms, holding no database connection; callers of an API retry on a timeout, providers usually wait 10–30 s',
 		displayOptions: { show: { claimMode: ['lease'] }, hide: WATERMARK },
+	},
+	{
+		displayName: 'Keep Event',
+		name: 'keepEvent',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to keep the delivery (its raw body, content type and the headers named below) with the claim, in the same statement, until Complete drops it. Retry Later and Take Due Events then run it again from Postgres, whether or not the sender retries.',
+		hint: "Kept bytes may hold personal data: they stay only while the event is in flight (or parked as a dead letter), and Complete, Release, Purge and Clear delete them. Needs the Webhook node's Raw Body option for the exact bytes.",
+		displayOptions: { show: { claimMode: ['lease'] }, hide: WATERMARK },
+	},
+	{
+		displayName: 'Headers to Keep',
+		name: 'keptHeaders',
+		type: 'string',
+		default: '',
+		placeholder: 'x-github-event, x-github-delivery',
+		description:
+			'Comma-separated header names kept with the event (lower-cased); the content type is always kept. Keep what the business step reads, not secrets or signatures.',
+		displayOptions: { show: { claimMode: ['lease'], keepEvent: [true] }, hide: WATERMARK },
+	},
+	{
+		displayName: 'Max Event Size (KiB)',
+		name: 'maxEventKib',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: MAX_EVENT_KIB_LIMIT },
+		default: DEFAULT_MAX_EVENT_KIB,
+		description:
+			'A larger event is refused with its size named, and nothing is claimed, so the sender can retry once the limit is raised',
+		displayOptions: { show: { claimMode: ['lease'], keepEvent: [true] }, hide: WATERMARK },
 	},
 	{
 		displayName: 'Options',

@@ -12,7 +12,7 @@ export const settleProperties: INodeProperties[] = [
 		default: '={{ $json.idempotency.key }}',
 		description:
 			'The claimed key. After a business step, map it from the Idempotency Claim node (paired item), as the bundled template does.',
-		displayOptions: { show: { operation: ['complete', 'release'] } },
+		displayOptions: { show: { operation: ['complete', 'release', 'retryLater', 'requeue'] } },
 	},
 	{
 		displayName: 'Claim ID',
@@ -20,8 +20,8 @@ export const settleProperties: INodeProperties[] = [
 		type: 'string',
 		default: '={{ $json.idempotency.claimId }}',
 		description:
-			'The idempotency.claimId the claim node gave this execution. Release needs it: it deletes a claim only for its holder. Complete with it cannot complete a claim that was taken over.',
-		displayOptions: { show: { operation: ['complete', 'release'] } },
+			'The idempotency.claimId the claim node gave this execution. Release and Retry Later need it: they act on a claim only for its holder. Complete with it cannot complete a claim that was taken over.',
+		displayOptions: { show: { operation: ['complete', 'release', 'retryLater'] } },
 	},
 	{
 		displayName: 'Store Response',

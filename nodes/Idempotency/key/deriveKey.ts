@@ -1,3 +1,4 @@
+import { headerValue } from '../../shared/headerValue';
 import { canonicalJson } from './canonicalJson';
 import { parseStructuredString } from './structuredString';
 import { readFieldPath } from './fieldPath';
@@ -10,7 +11,20 @@ import { sha256Hex } from './sha256';
  * A B-tree index entry must fit in about a third of a page (~2,700 bytes); longer ids are hashed
  * well before that so every key stays a cheap primary-key lookup.
  */
-export const MAX_KEY_VALUE_BYTES = 512;
+const MAX_KEY_VALUE_BYTES = 512;
+
+/**
+ * What every key made without a Scope starts with, before its colon: `evt:` (an id), `evt-sha256:` (a
+ * long id, hashed), `sha256:` (the raw bytes), `sha256-json:` (the canonical JSON), `sha256-value:` (a
+ * long expression value). A Scope named like one would reach keys that belong to no scope.
+ */
+export const UNSCOPED_KEY_PREFIXES: readonly string[] = [
+	'evt',
+	'evt-sha256',
+	'sha256',
+	'sha256-json',
+	'sha256-value',
+];
 
 /** A UTF-16 surrogate without its partner: valid in a JS string and in JSON, but not text Postgres can store. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -139,7 +153,7 @@ function requireIdValue(value: unknown, where: string): string {
 }
 
 function readHeader(json: Record<string, unknown>, name: string): unknown {
-	const value = headerValue(json, name);
+	const value = headerValue(json.headers, name);
 	if (Array.isArray(value)) {
 		throw new KeyError(
 			`header "${name}" was sent ${value.length} times; expected exactly one value`,
@@ -157,28 +171,21 @@ function readHeader(json: Record<string, unknown>, name: string): unknown {
 
 /**
  * A header whose value may be a Structured Field String: a quoted value is keyed by the string it spells
- * (so `"abc"` and `abc` are one key), and must be exactly one valid string; an unquoted one is read as any
- * header is (the common form: Stripe-style clients send the bare value).
+ * (so `"abc"` and `abc` are one key; parameters after it, `"abc";client=42`, are checked and ignored), and
+ * must be exactly one valid string; an unquoted one is read as any header is (the common form:
+ * Stripe-style clients send the bare value).
  */
 function readStructuredHeader(json: Record<string, unknown>, name: string): unknown {
-	const value = headerValue(json, name);
+	const value = headerValue(json.headers, name);
 	if (typeof value !== 'string' || !value.startsWith('"')) return readHeader(json, name);
 	const spelled = parseStructuredString(value);
 	if (spelled === undefined) {
 		throw new KeyError(
 			`header "${name}" holds ${value.length > 60 ? `${value.slice(0, 60)}…` : value}, which is not one Structured Field string ` +
-				'("…" with only \\" and \\\\ escaped; a header sent twice is refused)',
+				'("…" with only \\" and \\\\ escaped, then any ;parameters; a header sent twice is refused)',
 		);
 	}
 	return spelled;
-}
-
-function headerValue(json: Record<string, unknown>, name: string): unknown {
-	const headers = json.headers;
-	if (!isPlainObject(headers)) return undefined;
-	const wanted = name.trim().toLowerCase();
-	const match = Object.keys(headers).find((header) => header.toLowerCase() === wanted);
-	return match === undefined ? undefined : headers[match];
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,5 @@
 /** Splits `body.data[0].id` into ['body', 'data', '0', 'id']. */
-export function parseFieldPath(path: string): string[] {
+function parseFieldPath(path: string): string[] {
 	const parts = path
 		.trim()
 		.replace(/\[(\d+)\]/g, '.$1')

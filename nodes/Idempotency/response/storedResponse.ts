@@ -7,7 +7,7 @@ import { ResponseError } from '../errors';
  */
 export interface StoredResponse {
 	statusCode: number;
-	/** Lower-case names, as n8n's Respond to Webhook node sends them. */
+	/** Lower-case names, as n8n's Respond to Webhook node sends them; each an own property, `__proto__` too. */
 	headers: Record<string, string>;
 	/** The body, byte for byte as answered (a JSON body as its JSON text). */
 	body: string;
@@ -43,12 +43,15 @@ const DEFAULT_CONTENT_TYPE: Record<ResponseBodyType, string> = {
  * field and the problem.
  */
 export function storedResponseText(input: ResponseParameters, maxBytes: number): string {
+	const headers = headersOf(input.headers);
+	if (!headers.has('content-type'))
+		headers.set('content-type', DEFAULT_CONTENT_TYPE[input.bodyType]);
 	const response: StoredResponse = {
 		statusCode: statusCodeOf(input.statusCode),
-		headers: headersOf(input.headers),
+		// fromEntries defines each name as an own property: `__proto__` is kept as a header, not a prototype.
+		headers: Object.fromEntries(headers),
 		body: input.bodyType === 'json' ? jsonBodyOf(input.body) : textBodyOf(input.body),
 	};
-	response.headers['content-type'] ??= DEFAULT_CONTENT_TYPE[input.bodyType];
 	const text = JSON.stringify(response);
 	const bytes = Buffer.byteLength(text, 'utf8');
 	if (bytes > maxBytes) {
@@ -76,8 +79,9 @@ function statusCodeOf(value: unknown): number {
 	return code;
 }
 
-function headersOf(entries: ResponseParameters['headers']): Record<string, string> {
-	const headers: Record<string, string> = {};
+/** Header names are data: a Map, so `constructor` or `__proto__` is a name like any other. */
+function headersOf(entries: ResponseParameters['headers']): Map<string, string> {
+	const headers = new Map<string, string>();
 	for (const entry of entries) {
 		const name = String(entry.name ?? '').trim();
 		if (!HEADER_NAME.test(name))
@@ -85,13 +89,13 @@ function headersOf(entries: ResponseParameters['headers']): Record<string, strin
 				`response header name ${shown(entry.name)} is not a valid header name`,
 			);
 		const lower = name.toLowerCase();
-		if (lower in headers) throw new ResponseError(`response header "${name}" is named twice`);
+		if (headers.has(lower)) throw new ResponseError(`response header "${name}" is named twice`);
 		const value = entry.value === undefined || entry.value === null ? '' : String(entry.value);
 		if (UNSAFE_HEADER_VALUE.test(value))
 			throw new ResponseError(
 				`response header "${name}" holds a line break or NUL, which no header may`,
 			);
-		headers[lower] = value;
+		headers.set(lower, value);
 	}
 	return headers;
 }

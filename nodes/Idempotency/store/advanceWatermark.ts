@@ -13,7 +13,7 @@ export interface WatermarkRequest {
 	/** Each item's value as canonical text of its kind, in input order; at least one. */
 	values: string[];
 	/** This execution's claim id: a statement retried after a lost answer finds its own advance by it. */
-	token: string;
+	claimId: string;
 	createIfMissing: boolean;
 }
 
@@ -52,7 +52,7 @@ const KINDS: Record<WatermarkKind, { type: string; stored: (text: string) => str
  * old row would see the snapshot, not the version the lock waited for. When nothing is higher, nothing
  * is written; the row is only read back (from the snapshot: then no value passes anyway).
  */
-export function advanceWatermarkSql(ref: WatermarkRef, kind: WatermarkKind): string {
+function advanceWatermarkSql(ref: WatermarkRef, kind: WatermarkKind): string {
 	const { type, stored } = KINDS[kind];
 	const ours = 'w.advanced_by = EXCLUDED.advanced_by';
 	return (
@@ -89,7 +89,7 @@ export async function advanceWatermark(
 	request: WatermarkRequest,
 ): Promise<WatermarkOutcome> {
 	const sql = advanceWatermarkSql(ref, request.kind);
-	const values = [request.scope, request.kind, request.values, request.token];
+	const values = [request.scope, request.kind, request.values, request.claimId];
 	const { value, lostAttempts } = await withWatermarkTable(pool, ref, request.createIfMissing, () =>
 		withTransientRetry(pool, (client) => client.query<DecisionRow>(sql, values), CLAIM_RETRY),
 	);

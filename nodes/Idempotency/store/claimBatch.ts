@@ -1,11 +1,7 @@
 import { claimKeys, releaseWonKeys } from './claimKeys';
-import {
-	fingerprintsDiffer,
-	type ClaimOptions,
-	type ClaimOutcome,
-	type ClaimRequest,
-} from './claimOutcome';
+import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
 import type { ClaimTable } from './claimTable';
+import { fingerprintsDiffer } from './storedValues';
 import { waitForRunningClaims } from './waitForRunningClaims';
 
 /**
@@ -60,7 +56,7 @@ async function claimAndWait(
 		waited = true;
 		return outcomes;
 	} finally {
-		if (!waited) await releaseWonKeys(table, outcomes, options.token);
+		if (!waited) await releaseWonKeys(table, outcomes, options.claimId);
 	}
 }
 
@@ -81,6 +77,6 @@ function repeatWithinBatch(
 				: 'completed'
 			: outcome.duplicateKind,
 		mismatch: outcome.mismatch || fingerprintsDiffer(first.fingerprint, repeat.fingerprint),
-		claimToken: null,
+		claimId: null,
 	};
 }

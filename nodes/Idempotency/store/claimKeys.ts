@@ -3,52 +3,25 @@ import { storedResponseOf } from '../response/storedResponse';
 import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
 import { claimStatement, type ClaimShape } from './claimSql';
 import type { ClaimTable } from './claimTable';
+import { eventTableRef } from './eventTable';
 import { queryStatement } from './namedStatements';
-import { readSingleAnswer } from './singleAnswer';
-import {
-	storedClaimToken,
-	storedFingerprint,
-	storedFingerprintsDiffer,
-	type StoredValue,
-} from './storedValues';
+import { readSingleAnswer, type ClaimStateRow } from './claimState';
+import { storedClaimId, storedFingerprint, type StoredValue } from './storedValues';
 import { CLAIM_RETRY, withTransientRetry } from './transientErrors';
 
-/**
- * A key's stored state, as a claim statement returns it (first_seen NULL: no row was found). A one-key
- * statement (singleAnswer) leaves null what its table cannot fill, and compares the fingerprint itself.
- */
-interface StateRow {
-	first_seen: Date | null;
-	last_seen?: Date | null;
-	deliveries?: number | null;
-	processing?: boolean | null;
-	lease_until?: Date | null;
-	/** The row holds this claim's token: a takeover, or this statement's own lost earlier attempt. */
-	mine?: boolean | null;
-	fingerprint?: StoredValue | null;
-	/** The stored fingerprint describes another payload than the offered one. */
-	mismatch?: boolean | null;
-	/** What Complete stored for the key (pg parses the json). */
-	response?: unknown;
-}
-
 /** A row of a batch statement: a key it did not insert, or (key NULL) the summary of those it did. */
-interface BatchRow extends StateRow {
+interface BatchRow extends ClaimStateRow {
 	key: string | null;
 	/** On the summary row: how many keys the statement inserted (they share its first_seen). */
 	fresh: number | null;
 }
 
-/** A key the statement inserted: all the node does not know of it is the clock (and a lease's end). */
-class FreshKey {
-	constructor(
-		readonly firstSeen: Date,
-		readonly leaseUntil: Date | null,
-	) {}
-}
-
-/** What a claim learned of each key: inserted by it, its stored row, or nothing yet (asked again). */
-type Answer = FreshKey | StateRow | undefined;
+/**
+ * What a claim learned of a key: the state the statement answered (claimState's row; for a key it inserted,
+ * only the clock and a lease's end, all the node does not know of it) and whether it inserted the key.
+ * Undefined: nothing yet (asked again).
+ */
+type Answer = { fresh: boolean; state: ClaimStateRow } | undefined;
 
 /**
  * Claims distinct keys in one statement (for read-only repeats, rarely more) and returns their outcomes
@@ -69,13 +42,13 @@ export async function claimKeys(
 		decided = true;
 		return outcomes;
 	} finally {
-		if (!decided) await releaseWonKeys(table, outcomes, options.token);
+		if (!decided) await releaseWonKeys(table, outcomes, options.claimId);
 	}
 }
 
 class KeyClaim {
 	private readonly mode: ClaimShape['mode'];
-	private readonly token: StoredValue;
+	private readonly claimId: StoredValue;
 	/** Fingerprints as the table stores them, by request position (null: none offered). */
 	private readonly fingerprints: Array<StoredValue | null>;
 
@@ -87,7 +60,7 @@ class KeyClaim {
 	) {
 		const counting = options.countRepeats && table.capabilities.counters;
 		this.mode = options.mode === 'lease' ? 'lease' : counting ? 'counting' : 'readOnly';
-		this.token = storedClaimToken(table.layout, options.token);
+		this.claimId = storedClaimId(table.layout, options.claimId);
 		this.fingerprints = requests.map((request) =>
 			request.fingerprint === null ? null : storedFingerprint(table.layout, request.fingerprint),
 		);
@@ -105,7 +78,7 @@ class KeyClaim {
 				const outcome = this.outcomeOf(position, answer);
 				this.outcomes[position] = outcome;
 				// An earlier attempt of this very statement may have committed before its answer was lost. With
-				// a claim_token column our own token says so; without one, a key found "seen before" could be our
+				// a claim_token column our own claim ID says so; without one, a key found "seen before" could be our
 				// own lost win, and calling it a duplicate would mean it is never processed.
 				if (lostAttempts > 0 && !outcome.won && !this.table.capabilities.leases)
 					unsure.push(outcome.key);
@@ -133,8 +106,9 @@ class KeyClaim {
 
 	/** Sends the claim of the keys at these positions; answers in the same order. */
 	private async send(positions: number[]): Promise<{ answers: Answer[]; lostAttempts: number }> {
+		const keepEvents = this.mode === 'lease' && this.requests.some((request) => request.event);
 		const single = positions.length === 1;
-		const statement = claimStatement(this.table, { mode: this.mode, single });
+		const statement = claimStatement(this.table, { mode: this.mode, single, keepEvents });
 		const fingerprints = positions.map((position) => this.fingerprints[position]);
 		const values: unknown[] = single
 			? [this.requests[positions[0]].key, fingerprints[0]]
@@ -142,8 +116,18 @@ class KeyClaim {
 					positions.map((position) => this.requests[position].key),
 					fingerprints.some((fingerprint) => fingerprint !== null) ? fingerprints : null,
 				];
-		values.push(this.token, this.options.now ?? null);
+		values.push(this.claimId, this.options.now ?? null);
 		if (this.mode === 'lease') values.push(this.options.leaseSeconds);
+		if (keepEvents) {
+			const events = positions.map((position) => this.requests[position].event);
+			// A key without an event to keep (none offered) inserts nothing: body is NOT NULL.
+			const columns = [
+				events.map((event) => event?.contentType ?? null),
+				events.map((event) => event?.headers ?? null),
+				events.map((event) => event?.body ?? null),
+			];
+			values.push(...(single ? columns.map(([value]) => value) : columns));
+		}
 		const { value, lostAttempts } = await withTransientRetry(
 			this.table.pool,
 			(client) => queryStatement(this.table.pool, client, statement, values),
@@ -155,11 +139,11 @@ class KeyClaim {
 		return { answers, lostAttempts };
 	}
 
-	private outcomeOf(position: number, answer: NonNullable<Answer>): ClaimOutcome {
+	private outcomeOf(position: number, { fresh, state }: NonNullable<Answer>): ClaimOutcome {
 		const { key } = this.requests[position];
 		const { counters, leases } = this.table.capabilities;
 		const lease = this.mode === 'lease';
-		if (answer instanceof FreshKey) {
+		if (fresh) {
 			return {
 				key,
 				won: true,
@@ -167,18 +151,17 @@ class KeyClaim {
 				status: lease ? 'processing' : 'completed',
 				duplicateKind: null,
 				mismatch: false,
-				firstSeen: answer.firstSeen,
-				lastSeen: counters ? answer.firstSeen : null,
+				firstSeen: state.first_seen!,
+				lastSeen: counters ? state.first_seen : null,
 				deliveries: counters ? 1 : null,
-				leaseUntil: lease ? answer.leaseUntil : null,
-				claimToken: leases ? this.options.token : null,
+				leaseUntil: lease ? (state.lease_until ?? null) : null,
+				claimId: leases ? this.options.claimId : null,
 				response: null,
 			};
 		}
-		const won = answer.mine === true;
-		const processing = answer.processing === true;
-		const mismatch =
-			answer.mismatch ?? storedFingerprintsDiffer(answer.fingerprint, this.fingerprints[position]);
+		const won = state.mine === true;
+		const processing = state.processing === true;
+		const mismatch = state.mismatch === true;
 		return {
 			key,
 			won,
@@ -186,20 +169,18 @@ class KeyClaim {
 			status: processing ? 'processing' : 'completed',
 			duplicateKind: won ? null : processing ? 'in_progress' : 'completed',
 			mismatch: !won && mismatch,
-			firstSeen: answer.first_seen!,
-			lastSeen: answer.last_seen ?? null,
-			deliveries: this.mode === 'readOnly' ? null : (answer.deliveries ?? null),
-			leaseUntil: lease ? (answer.lease_until ?? null) : null,
-			claimToken: won && leases ? this.options.token : null,
-			response: won || processing ? null : storedResponseOf(answer.response),
+			firstSeen: state.first_seen!,
+			lastSeen: state.last_seen ?? null,
+			deliveries: this.mode === 'readOnly' ? null : (state.deliveries ?? null),
+			leaseUntil: lease ? (state.lease_until ?? null) : null,
+			claimId: won && leases ? this.options.claimId : null,
+			response: won || processing ? null : storedResponseOf(state.response),
 		};
 	}
 }
 
 function singleAnswer(row: { answer: unknown[] } | undefined): Answer {
-	if (!row) return undefined;
-	const state = readSingleAnswer(row.answer);
-	return state.fresh ? new FreshKey(state.first_seen!, state.lease_until) : state;
+	return row ? readSingleAnswer(row.answer) : undefined;
 }
 
 /**
@@ -217,11 +198,12 @@ function batchAnswers(rows: BatchRow[], positions: number[], requests: ClaimRequ
 		throw new ClaimError(
 			'Postgres answered the claim without its summary row; nothing was routed, try again',
 		);
-	const fresh = new FreshKey(summary.first_seen!, summary.lease_until ?? null);
+	// Every key the statement inserted shares the summary's clock (and lease end).
+	const fresh = { fresh: true, state: summary };
 	let freshCount = 0;
 	const answers = positions.map((position): Answer => {
 		const row = byKey.get(requests[position].key);
-		if (row) return row.first_seen === null ? undefined : row;
+		if (row) return row.first_seen === null ? undefined : { fresh: false, state: row };
 		freshCount++;
 		return fresh;
 	});
@@ -235,22 +217,26 @@ function batchAnswers(rows: BatchRow[], positions: number[], requests: ClaimRequ
 	return answers;
 }
 
-/** Deletes the keys these outcomes won, held by this token; errors are swallowed (the caller reports its own). */
+/** Deletes the keys these outcomes won, held by this claim ID; errors are swallowed (the caller reports its own). */
 export async function releaseWonKeys(
 	table: ClaimTable,
 	outcomes: ClaimOutcome[],
-	token: string,
+	claimId: string,
 ): Promise<void> {
 	const won = outcomes.filter((outcome) => outcome?.won).map((outcome) => outcome.key);
 	if (won.length === 0) return;
 	const tokenCheck = table.capabilities.leases
-		? ` AND claim_token = $2::${table.layout.tokenType}`
-		: ` AND $2::${table.layout.tokenType} IS NOT NULL`;
+		? ` AND claim_token = $2::${table.layout.claimIdType}`
+		: ` AND $2::${table.layout.claimIdType} IS NOT NULL`;
+	// A kept event goes with its claim, in the same statement.
+	const events = table.capabilities.events
+		? `, dropped AS (DELETE FROM ${eventTableRef(table.ref).qualified} v USING released r WHERE v.key = r.key) SELECT 1`
+		: ' SELECT 1';
 	await table.pool
-		.query(`DELETE FROM ${table.ref.qualified} WHERE key = ANY($1::text[])${tokenCheck}`, [
-			won.sort(),
-			storedClaimToken(table.layout, token),
-		])
+		.query(
+			`WITH released AS (DELETE FROM ${table.ref.qualified} WHERE key = ANY($1::text[])${tokenCheck} RETURNING key)${events}`,
+			[won.sort(), storedClaimId(table.layout, claimId)],
+		)
 		// The connection that just failed is likely gone too; the original error is the one to report.
 		.catch(() => undefined);
 }

@@ -9,13 +9,23 @@ export interface ClaimRequest {
 	key: string;
 	/** Payload fingerprint to store and compare, or null when the option is off. */
 	fingerprint: string | null;
+	/** Claim With Lease, Keep Event: the delivery to keep with the claim until Complete. */
+	event?: KeptEvent;
+}
+
+/** A delivery as it is kept with its claim, to be run again from Postgres (Take Due Events). */
+export interface KeptEvent {
+	body: Buffer;
+	contentType: string | null;
+	/** The headers the user named, lower-cased, as JSON text. */
+	headers: string;
 }
 
 export interface ClaimOptions {
 	mode: ClaimMode;
 	leaseSeconds: number;
 	/** Identifies this claim attempt; only its holder may complete or release it. */
-	token: string;
+	claimId: string;
 	/** Claim once: a repeat updates last_seen and deliveries (a write), or is only read. Leases always count. */
 	countRepeats: boolean;
 	/** The clock for first_seen, last_seen and lease expiry; the database's now() when omitted. */
@@ -39,23 +49,7 @@ export interface ClaimOutcome {
 	lastSeen: Date | null;
 	deliveries: number | null;
 	leaseUntil: Date | null;
-	claimToken: string | null;
+	claimId: string | null;
 	/** What Complete stored for a completed key, to replay to this repeat; null when nothing was stored. */
 	response: StoredResponse | null;
-}
-
-/**
- * Fingerprints are comparable only when computed the same way (`raw:` vs `json:`). Rows stored before
- * fingerprints were shortened hold the whole SHA-256: a fingerprint is the same when one is the start of
- * the other.
- */
-export function fingerprintsDiffer(
-	stored: string | null | undefined,
-	offered: string | null,
-): boolean {
-	if (!stored || !offered) return false;
-	const kind = (fingerprint: string) => fingerprint.slice(0, fingerprint.indexOf(':') + 1);
-	return (
-		kind(stored) === kind(offered) && !stored.startsWith(offered) && !offered.startsWith(stored)
-	);
 }

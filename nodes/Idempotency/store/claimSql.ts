@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 
 import type { ClaimTable } from './claimTable';
-import { ANSWER_SLOTS, type AnswerSlot } from './singleAnswer';
+import { eventTableRef } from './eventTable';
+import { STATE_COLUMNS, STATE_TYPES, type StateColumn } from './claimState';
 import { processingSql } from './tableLayout';
 
 /**
@@ -24,14 +25,16 @@ const statements = new Map<string, NamedStatement>();
 export interface ClaimShape {
 	mode: 'counting' | 'readOnly' | 'lease';
 	single: boolean;
+	/** A lease claim that keeps each won key's event in the event table ($6 content type(s), $7 headers, $8 bodies). */
+	keepEvents?: boolean;
 }
 
 /**
  * The claim statement for this table and shape. Parameters: $1 the key (one) or keys (text[]), $2 its
- * fingerprint(s) or NULL, $3 the claim token, $4 the clock (NULL = now()), $5 lease seconds.
+ * fingerprint(s) or NULL, $3 the claim ID, $4 the clock (NULL = now()), $5 lease seconds.
  *
  * What comes back is only what the node cannot know. A one-key statement returns one row of one json
- * column (singleAnswer): `fresh` when this statement inserted the key, and the key's stored state
+ * column (claimState): `fresh` when this statement inserted the key, and the key's stored state
  * otherwise. A batch statement returns a row (with its key) for each key it did not insert, and one
  * summary row, whose `key` is NULL, holding how many keys it inserted (`fresh`) and the clock they
  * share: the node knows everything else about them.
@@ -42,19 +45,7 @@ export interface ClaimShape {
  * never a claim. Statements that claim, take over, complete or release commit as the server is set.
  */
 export function claimStatement(table: ClaimTable, shape: ClaimShape): NamedStatement {
-	const { ref, capabilities: c, layout: l } = table;
-	const cacheKey = [
-		ref.qualified,
-		shape.mode,
-		shape.single,
-		c.counters,
-		c.leases,
-		c.fingerprint,
-		c.responses,
-		l.statusColumn,
-		l.tokenType,
-		l.fingerprintType,
-	].join('|');
+	const cacheKey = [tableKey(table), shape.mode, shape.single, shape.keepEvents === true].join('|');
 	let statement = statements.get(cacheKey);
 	if (!statement) {
 		statement = named(claimSql(new ClaimSqlParts(table, shape), shape));
@@ -63,13 +54,44 @@ export function claimStatement(table: ClaimTable, shape: ClaimShape): NamedState
 	return statement;
 }
 
+/** What a statement's text depends on besides its shape: the table, its columns and their types. */
+function tableKey({ ref, capabilities: c, layout: l }: ClaimTable): string {
+	return [
+		ref.qualified,
+		c.counters,
+		c.leases,
+		c.fingerprint,
+		c.responses,
+		l.statusColumn,
+		l.claimIdType,
+		l.fingerprintType,
+	].join('|');
+}
+
+const looks = new Map<string, string>();
+
+/**
+ * A look at keys a repeat waits for (waitForRunningClaims): each stored key's state as claimState
+ * describes it (no payload offered, so never a mismatch), and `expired`, whether its lease has run out by
+ * the claim's clock. Parameters: $1 the keys, $2 the clock (NULL = now()), $3 the waiter's claim ID.
+ */
+export function claimStateLookSql(table: ClaimTable): string {
+	const cacheKey = tableKey(table);
+	let text = looks.get(cacheKey);
+	if (!text) {
+		text = new ClaimSqlParts(table, { mode: 'lease', single: false }).look();
+		looks.set(cacheKey, text);
+	}
+	return text;
+}
+
 function claimSql(parts: ClaimSqlParts, shape: ClaimShape): string {
 	if (shape.mode === 'readOnly')
 		return shape.single ? parts.readOnlySingle() : parts.readOnlyBatch();
 	const upsert = shape.mode === 'lease' ? parts.leaseUpsert() : parts.countingUpsert();
 	return shape.single
 		? parts.upsertSingle(upsert)
-		: parts.upsertBatch(upsert, shape.mode === 'lease');
+		: parts.upsertBatch(upsert, shape.mode === 'lease', shape.keepEvents === true);
 }
 
 /** Only counters changed: this transaction need not wait for its commit to reach disk. */
@@ -80,21 +102,15 @@ function utcText(timestamp: string): string {
 	return `(${timestamp}) AT TIME ZONE 'UTC'`;
 }
 
-/** The one json array a one-key statement answers (see singleAnswer), and anything evaluated after it. */
-function answerSql(
-	fresh: string,
-	slots: Partial<Record<AnswerSlot, string>>,
-	after?: string,
-): string {
-	const values = ANSWER_SLOTS.map((slot) => (slot === 'fresh' ? fresh : (slots[slot] ?? 'NULL')));
-	if (after) values.push(after);
-	return `json_build_array(${values.join(', ')}) AS answer`;
+/** The one json array a one-key statement answers (claimState): `fresh`, the state, anything evaluated after it. */
+function answerSql(fresh: string, state: string[], after?: string): string {
+	return `json_build_array(${[fresh, ...state, ...(after ? [after] : [])].join(', ')}) AS answer`;
 }
 
 /** The pieces every claim statement is made of, for one table. */
 class ClaimSqlParts {
 	private readonly table: string;
-	private readonly tokenType: string;
+	private readonly claimIdType: string;
 	private readonly fingerprintType: string;
 	/** The clock of this claim: first_seen of new keys, last_seen of repeats, the start of a lease. */
 	private readonly now: string;
@@ -103,16 +119,18 @@ class ClaimSqlParts {
 	private readonly fingerprint: string;
 
 	private readonly single: boolean;
+	private readonly keepEvents: boolean;
 
 	constructor(
 		private readonly claimTable: ClaimTable,
-		private readonly shape: ClaimShape,
+		shape: ClaimShape,
 	) {
 		const { ref, layout } = claimTable;
 		const { single } = shape;
 		this.single = single;
+		this.keepEvents = shape.keepEvents === true;
 		this.table = ref.qualified;
-		this.tokenType = layout.tokenType;
+		this.claimIdType = layout.claimIdType;
 		this.fingerprintType = layout.fingerprintType;
 		this.now = single ? 'COALESCE($4::timestamptz, now())' : 'clock.now';
 		this.key = single ? '$1::text' : 'input.k';
@@ -121,10 +139,12 @@ class ClaimSqlParts {
 
 	/** The input arrays and the clock of a batch statement. */
 	private batchInputs(): string {
+		const kept = this.keepEvents ? ', $6::text[], $7::json[], $8::bytea[]' : '';
+		const keptNames = this.keepEvents ? ', ct, h, b' : '';
 		return (
-			`input AS (SELECT u.k, u.f FROM unnest($1::text[], $2::${this.fingerprintType}[]) AS u(k, f)), ` +
-			// The token is named here too, for a table that has no claim_token to write it to.
-			`clock AS (SELECT COALESCE($4::timestamptz, now()) AS now, ${this.token} AS token)`
+			`input AS (SELECT u.* FROM unnest($1::text[], $2::${this.fingerprintType}[]${kept}) AS u(k, f${keptNames})), ` +
+			// The claim ID is named here too, for a table that has no claim_token to write it to.
+			`clock AS (SELECT COALESCE($4::timestamptz, now()) AS now, ${this.claimId} AS claim_id)`
 		);
 	}
 
@@ -134,82 +154,75 @@ class ClaimSqlParts {
 	 * so it costs only its parse.
 	 */
 	private singleParams(): string {
-		return `params AS (SELECT $2::${this.fingerprintType} AS f, $3::${this.tokenType} AS t)`;
+		return `params AS (SELECT $2::${this.fingerprintType} AS f, $3::${this.claimIdType} AS t)`;
 	}
 
-	private get token(): string {
-		return `$3::${this.tokenType}`;
-	}
-
-	/**
-	 * A stored row's state, in the columns every claim statement returns. A compact row leaves last_seen
-	 * and deliveries NULL until its first repeat: read as the first delivery's time and one.
-	 */
-	private storedState(alias: string): string[] {
-		const { capabilities, layout } = this.claimTable;
-		return [
-			`${alias}.first_seen`,
-			capabilities.counters
-				? `COALESCE(${alias}.last_seen, ${alias}.first_seen) AS last_seen`
-				: 'NULL::timestamptz AS last_seen',
-			capabilities.counters
-				? `COALESCE(${alias}.deliveries, 1) AS deliveries`
-				: 'NULL::integer AS deliveries',
-			capabilities.leases
-				? `COALESCE(${processingSql(layout, alias)}, false) AS processing`
-				: 'false AS processing',
-			capabilities.leases ? `${alias}.lease_until` : 'NULL::timestamptz AS lease_until',
-			// A row holding this claim's own token: a takeover, or this very statement's lost earlier attempt.
-			capabilities.leases
-				? `COALESCE(${alias}.claim_token = ${this.token}, false) AS mine`
-				: 'false AS mine',
-			capabilities.fingerprint
-				? `${alias}.fingerprint`
-				: `NULL::${this.fingerprintType} AS fingerprint`,
-			capabilities.responses ? `${alias}.response` : 'NULL::json AS response',
-		];
+	private get claimId(): string {
+		return `$3::${this.claimIdType}`;
 	}
 
 	/**
-	 * What a one-key statement answers of a row, slot by slot (see singleAnswer): only what this table and
-	 * mode fill, the rest null. The payload comparison is made here, so the stored fingerprint is not sent
-	 * back.
+	 * A stored row's state (claimState's columns), compared with the payload `offered`: the one definition
+	 * every statement answers from. A compact row leaves last_seen and deliveries NULL until its first
+	 * repeat: read as the first delivery's time and one. What this table cannot hold is NULL.
 	 */
-	private singleSlots(alias: string): Partial<Record<AnswerSlot, string>> {
+	private state(alias: string, offered: string): Record<StateColumn, string> {
 		const { capabilities, layout } = this.claimTable;
-		const slots: Partial<Record<AnswerSlot, string>> = {
-			first_seen: utcText(`${alias}.first_seen`),
+		const none = (column: StateColumn) => `NULL::${STATE_TYPES[column]}`;
+		return {
+			first_seen: `${alias}.first_seen`,
+			last_seen: capabilities.counters
+				? `COALESCE(${alias}.last_seen, ${alias}.first_seen)`
+				: none('last_seen'),
+			deliveries: capabilities.counters ? `COALESCE(${alias}.deliveries, 1)` : none('deliveries'),
+			processing: capabilities.leases
+				? `COALESCE(${processingSql(layout, alias)}, false)`
+				: 'false',
+			mine: capabilities.leases
+				? `COALESCE(${alias}.claim_token = ${this.claimId}, false)`
+				: 'false',
+			lease_until: capabilities.leases ? `${alias}.lease_until` : none('lease_until'),
+			mismatch: capabilities.fingerprint
+				? `COALESCE(NOT ${this.sameFingerprintOrUnknown(`${alias}.fingerprint`, offered)}, false)`
+				: 'false',
+			// Set only once Complete stored an answer, so only a completed repeat carries one.
+			response: capabilities.responses ? `${alias}.response` : none('response'),
 		};
-		if (capabilities.counters) {
-			slots.last_seen = utcText(`COALESCE(${alias}.last_seen, ${alias}.first_seen)`);
-			if (this.shape.mode !== 'readOnly') slots.deliveries = `COALESCE(${alias}.deliveries, 1)`;
-		}
-		if (capabilities.leases) {
-			slots.processing = `COALESCE(${processingSql(layout, alias)}, false)`;
-			slots.mine = `COALESCE(${alias}.claim_token = ${this.token}, false)`;
-		}
-		if (this.shape.mode === 'lease') slots.lease_until = utcText(`${alias}.lease_until`);
-		if (capabilities.fingerprint) {
-			const same = this.sameFingerprintOrUnknown(`${alias}.fingerprint`, this.fingerprint);
-			slots.mismatch = `COALESCE(NOT ${same}, false)`;
-		}
-		// Set only once Complete stored an answer, so only a completed repeat carries one.
-		if (capabilities.responses) slots.response = `${alias}.response`;
-		return slots;
 	}
 
-	/** storedState's columns, empty: for a key this statement inserted, or the summary row. */
-	private noState(firstSeen: string, leaseUntil = 'NULL::timestamptz'): string[] {
-		return [
-			firstSeen,
-			'NULL::timestamptz',
-			'NULL::integer',
-			'false',
-			leaseUntil,
-			'false',
-			`NULL::${this.fingerprintType}`,
-			'NULL::json',
-		];
+	/** The state as typed columns of a batch statement's rows. */
+	private stateColumns(alias: string, offered: string): string {
+		const state = this.state(alias, offered);
+		return STATE_COLUMNS.map((column) => `${state[column]} AS ${column}`).join(', ');
+	}
+
+	/** The state as the elements of a one-key statement's json answer, its timestamps as UTC text. */
+	private stateElements(alias: string, offered: string): string[] {
+		const state = this.state(alias, offered);
+		return STATE_COLUMNS.map((column) =>
+			STATE_TYPES[column] === 'timestamptz' ? utcText(state[column]) : state[column],
+		);
+	}
+
+	/** No stored state: a key this statement inserted (its clock, and a lease's end), or a batch's summary. */
+	private noState(firstSeen: string, leaseUntil?: string): string[] {
+		return STATE_COLUMNS.map((column) =>
+			column === 'first_seen'
+				? firstSeen
+				: column === 'lease_until' && leaseUntil
+					? leaseUntil
+					: `NULL::${STATE_TYPES[column]}`,
+		);
+	}
+
+	/** The stored state of each of the keys $1 and whether its lease has run out (claimStateLookSql). */
+	look(): string {
+		return (
+			`WITH params AS (SELECT $3::${this.claimIdType} AS t) ` +
+			`SELECT e.key, ${this.stateColumns('e', `NULL::${this.fingerprintType}`)}, ` +
+			'COALESCE(e.lease_until <= COALESCE($2::timestamptz, now()), false) AS expired ' +
+			`FROM ${this.table} AS e WHERE e.key = ANY($1::text[])`
+		);
 	}
 
 	/** What a claim-once insert writes, as far as the table has the columns. */
@@ -222,18 +235,18 @@ class ClaimSqlParts {
 		// The original layout writes last_seen on every row, as it always did; a compact row leaves it NULL.
 		if (capabilities.counters && layout.family === 'original')
 			columns.push(['last_seen', this.now]);
-		if (capabilities.leases) columns.push(['claim_token', this.token]);
+		if (capabilities.leases) columns.push(['claim_token', this.claimId]);
 		if (capabilities.fingerprint) columns.push(['fingerprint', this.fingerprint]);
 		return columns;
 	}
 
-	/** What a lease insert writes: a processing claim held by this token. */
+	/** What a lease insert writes: a processing claim held by this claim ID. */
 	private leaseColumns(): Array<[string, string]> {
 		const columns: Array<[string, string]> = [
 			['key', this.key],
 			['first_seen', this.now],
 			['lease_until', `${this.now} + make_interval(secs => $5)`],
-			['claim_token', this.token],
+			['claim_token', this.claimId],
 			['fingerprint', this.fingerprint],
 		];
 		if (this.claimTable.layout.statusColumn)
@@ -277,7 +290,7 @@ class ClaimSqlParts {
 		);
 	}
 
-	/** True unless a stored and an offered fingerprint describe different payloads (storedFingerprintsDiffer). */
+	/** True unless a stored and an offered fingerprint describe different payloads (as fingerprintsDiffer, for text). */
 	private sameFingerprintOrUnknown(stored: string, offered: string): string {
 		const unknown = `${stored} IS NULL OR ${offered} IS NULL`;
 		if (this.fingerprintType === 'bytea') {
@@ -297,25 +310,55 @@ class ClaimSqlParts {
 	 */
 	upsertSingle(upsert: string): string {
 		const asyncCommit = `CASE WHEN NOT ${ClaimSqlParts.FRESH} AND ${this.notMine('e')} THEN ${ASYNC_COMMIT} END`;
-		return `WITH ${this.singleParams()} ${upsert} RETURNING ${answerSql(ClaimSqlParts.FRESH, this.singleSlots('e'), asyncCommit)}`;
+		const answer = answerSql(
+			ClaimSqlParts.FRESH,
+			this.stateElements('e', this.fingerprint),
+			asyncCommit,
+		);
+		if (!this.keepEvents) return `WITH ${this.singleParams()} ${upsert} RETURNING ${answer}`;
+		return (
+			`WITH ${this.singleParams()}, touched AS (${upsert} RETURNING e.key, ${ClaimSqlParts.FRESH} AS fresh, ` +
+			`NOT ${this.notMine('e')} AS mine, ${answer}), ${this.keptEvents()} SELECT answer FROM touched`
+		);
 	}
 
-	upsertBatch(upsert: string, lease: boolean): string {
-		const stateColumns =
-			'first_seen, last_seen, deliveries, processing, lease_until, mine, fingerprint, response';
+	/**
+	 * The rows the upsert touched come back whole (`e.*`, the row as this statement left it), and only a key
+	 * it did not insert is answered, its state read from that row and compared with its offered payload.
+	 */
+	upsertBatch(upsert: string, lease: boolean, keepEvents: boolean): string {
 		return (
 			`WITH ${this.batchInputs()}, ` +
-			`touched AS (${upsert} RETURNING e.key, ${ClaimSqlParts.FRESH} AS fresh, ${this.storedState('e').join(', ')}), ` +
+			`touched AS (${upsert} RETURNING e.*, ${ClaimSqlParts.FRESH} AS fresh, NOT ${this.notMine('e')} AS mine), ` +
+			(keepEvents ? `${this.keptEvents()}, ` : '') +
 			'summary AS (SELECT count(*) FILTER (WHERE fresh)::integer AS fresh, COALESCE(bool_or(fresh OR mine), false) AS won FROM touched) ' +
-			`SELECT key, ${stateColumns}, NULL::integer AS fresh, NULL::text AS async_commit FROM touched WHERE NOT fresh ` +
+			`SELECT t.key, ${this.stateColumns('t', 'input.f')}, NULL::integer AS fresh, NULL::text AS async_commit ` +
+			'FROM (SELECT * FROM touched WHERE NOT fresh) AS t JOIN input ON input.k = t.key ' +
 			`UNION ALL SELECT NULL, ${this.noState('clock.now', lease ? 'clock.now + make_interval(secs => $5)' : undefined).join(', ')}, summary.fresh, ` +
 			`CASE WHEN NOT summary.won THEN ${ASYNC_COMMIT} END FROM summary, clock`
 		);
 	}
 
+	/**
+	 * The event of every key this statement won (inserted, or took over), kept in the same statement as the
+	 * claim: a claim that keeps its event never exists without it. A takeover counts one more attempt and
+	 * keeps the event first kept.
+	 */
+	private keptEvents(): string {
+		const events = eventTableRef(this.claimTable.ref).qualified;
+		const [from, ct, h, b] = this.single
+			? ['touched t', '$6::text', '$7::json', '$8::bytea']
+			: ['touched t JOIN input ON input.k = t.key', 'input.ct', 'input.h', 'input.b'];
+		return (
+			`kept AS (INSERT INTO ${events} AS v (key, content_type, headers, body) ` +
+			`SELECT t.key, ${ct}, ${h}, ${b} FROM ${from} WHERE (t.fresh OR t.mine) AND ${b} IS NOT NULL ` +
+			'ON CONFLICT (key) DO UPDATE SET attempts = v.attempts + 1)'
+		);
+	}
+
 	private notMine(alias: string): string {
 		return this.claimTable.capabilities.leases
-			? `NOT COALESCE(${alias}.claim_token = ${this.token}, false)`
+			? `NOT COALESCE(${alias}.claim_token = ${this.claimId}, false)`
 			: 'true';
 	}
 
@@ -325,15 +368,17 @@ class ClaimSqlParts {
 	 * statement's snapshot is in neither part: no row comes back, and the caller asks again.
 	 */
 	readOnlySingle(): string {
-		const slots = this.singleSlots('e');
-		const filled = ANSWER_SLOTS.filter((slot) => slots[slot]);
-		const seen = filled.map((slot) => `${slots[slot]} AS ${slot}`);
-		const stored = Object.fromEntries(filled.map((slot) => [slot, `seen.${slot}`]));
+		const elements = this.stateElements('e', this.fingerprint);
+		const seen = STATE_COLUMNS.map((column, index) => `${elements[index]} AS ${column}`);
+		const fresh = this.noState(utcText('claimed.first_seen'));
 		return (
 			`WITH ${this.singleParams()}, seen AS (SELECT ${seen.join(', ')} FROM ${this.table} AS e WHERE e.key = $1::text), ` +
 			`claimed AS (${this.insertUnlessSeen()} ON CONFLICT (key) DO NOTHING RETURNING first_seen) ` +
-			`SELECT ${answerSql('false', stored)} FROM seen ` +
-			`UNION ALL SELECT ${answerSql('true', { first_seen: utcText('claimed.first_seen') })} FROM claimed`
+			`SELECT ${answerSql(
+				'false',
+				STATE_COLUMNS.map((column) => `seen.${column}`),
+			)} FROM seen ` +
+			`UNION ALL SELECT ${answerSql('true', fresh)} FROM claimed`
 		);
 	}
 
@@ -356,8 +401,8 @@ class ClaimSqlParts {
 		return (
 			`WITH ${this.batchInputs()}, ` +
 			`claimed AS (${this.insert(this.onceColumns())} ON CONFLICT (key) DO NOTHING RETURNING e.key), ` +
-			'unclaimed AS (SELECT input.k FROM input WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.key = input.k)) ' +
-			`SELECT u.k AS key, ${this.storedState('e').join(', ')}, NULL::integer AS fresh ` +
+			'unclaimed AS (SELECT input.k, input.f FROM input WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.key = input.k)) ' +
+			`SELECT u.k AS key, ${this.stateColumns('e', 'u.f')}, NULL::integer AS fresh ` +
 			`FROM unclaimed u LEFT JOIN ${this.table} AS e ON e.key = u.k ` +
 			`UNION ALL SELECT NULL, ${this.noState('clock.now').join(', ')}, (SELECT count(*)::integer FROM claimed) FROM clock`
 		);

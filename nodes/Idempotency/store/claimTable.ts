@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 
 import { TableError } from '../errors';
+import { eventTableRef } from './eventTable';
 import type { TablePrivilege } from './tableFacts';
 import type { TableLayout } from './tableLayout';
 import {
@@ -25,11 +26,15 @@ export interface TableNeeds {
 	/** Optional columns the operation cannot work without (a lease claim needs them all). */
 	columns?: string[];
 	privileges: TablePrivilege[];
+	/** The event table beside it (a claim that keeps its event, and the operations that read them). */
+	events?: boolean;
 }
 
 interface CacheEntry {
 	prepared: Promise<PreparedTable>;
 	at: number;
+	/** Read with Create Table If Missing on: whatever it could add was added. */
+	repaired: boolean;
 }
 
 /** After this long a cached picture is read again, so a change made elsewhere (another n8n worker, a DBA) is seen. */
@@ -47,10 +52,10 @@ export async function openClaimTable(
 	ref: TableRef,
 	needs: TableNeeds,
 ): Promise<ClaimTable> {
-	let prepared = await cachedPreparation(pool, ref, needs.createIfMissing);
+	let prepared = await cachedPreparation(pool, ref, needs);
 	let unmet = unmetNeeds(ref, prepared, needs);
 	if (unmet.length > 0) {
-		prepared = await reprepare(pool, ref, needs.createIfMissing);
+		prepared = await reprepare(pool, ref, needs);
 		unmet = unmetNeeds(ref, prepared, needs);
 	}
 	if (unmet.length > 0)
@@ -75,7 +80,7 @@ export async function withCurrentTable<T>(
 		failure = error;
 	}
 	if (!isTableShapeError(failure)) throw failure;
-	await reprepare(table.pool, table.ref, needs.createIfMissing);
+	await reprepare(table.pool, table.ref, needs);
 	return run(await openClaimTable(table.pool, table.ref, needs));
 }
 
@@ -98,29 +103,36 @@ function tablesOf(pool: Pool): Map<string, CacheEntry> {
 async function cachedPreparation(
 	pool: Pool,
 	ref: TableRef,
-	createIfMissing: boolean,
+	needs: TableNeeds,
 ): Promise<PreparedTable> {
+	const { createIfMissing } = needs;
 	const tables = tablesOf(pool);
 	const entry = tables.get(ref.qualified);
-	if (!entry) return reprepare(pool, ref, createIfMissing);
+	// A picture read without Create Table If Missing must not stand in for one that adds what is missing:
+	// a user who turns the option on, as an error told them to, expects it to act on the next execution.
+	if (!entry || (createIfMissing && !entry.repaired)) return reprepare(pool, ref, needs);
 	if (Date.now() - entry.at > RECHECK_AFTER_MS) {
 		// Read again in the background; the old picture serves until the new one is in, and stays if the
 		// read fails (a database that is restarting must not fail a Complete that only needs the old one).
 		entry.at = Date.now();
-		const fresh = prepareTable(pool, ref, createIfMissing);
+		const fresh = prepareTable(pool, ref, createIfMissing, needs.events);
 		fresh.then(
 			() =>
 				tables.get(ref.qualified) === entry &&
-				tables.set(ref.qualified, { prepared: fresh, at: Date.now() }),
+				tables.set(ref.qualified, { prepared: fresh, at: Date.now(), repaired: createIfMissing }),
 			() => undefined,
 		);
 	}
 	return entry.prepared;
 }
 
-function reprepare(pool: Pool, ref: TableRef, createIfMissing: boolean): Promise<PreparedTable> {
+function reprepare(pool: Pool, ref: TableRef, needs: TableNeeds): Promise<PreparedTable> {
 	const tables = tablesOf(pool);
-	const entry: CacheEntry = { prepared: prepareTable(pool, ref, createIfMissing), at: Date.now() };
+	const entry: CacheEntry = {
+		prepared: prepareTable(pool, ref, needs.createIfMissing, needs.events),
+		at: Date.now(),
+		repaired: needs.createIfMissing,
+	};
 	tables.set(ref.qualified, entry);
 	// A failed preparation (server down, table missing) is tried again by the next execution.
 	entry.prepared.catch(() => tables.get(ref.qualified) === entry && tables.delete(ref.qualified));
@@ -138,6 +150,12 @@ function unmetNeeds(ref: TableRef, prepared: PreparedTable, needs: TableNeeds): 
 				(prepared.facts.owned
 					? '; turn on "Create Table If Missing" once (it only adds columns) or run the ALTER TABLE lines in workflows/processed_events.sql'
 					: '; this role does not own the table, so the owner must add them with the ALTER TABLE lines in workflows/processed_events.sql'),
+		);
+	}
+	if (needs.events && !prepared.capabilities.events) {
+		unmet.push(
+			`has no event table beside it (${eventTableRef(ref).table}); turn on "Create Table If Missing" on the claim node ` +
+				'that keeps events, or create it with workflows/processed_events.sql',
 		);
 	}
 	const missing = needs.privileges.filter((privilege) => !prepared.facts.privileges[privilege]);

@@ -1,11 +1,13 @@
 import type { Pool } from 'pg';
 
 import { deleteInBatches } from './deleteInBatches';
+import { deleteWithEvents } from './eventTable';
 import { readTableFacts } from './tableFacts';
 import { layoutOf, processingSql } from './tableLayout';
 import type { TableRef } from './tableRef';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
-import { UNDEFINED_TABLE, type WatermarkRef } from './watermarkTable';
+import { UNDEFINED_TABLE } from './createOnDemand';
+import type { WatermarkRef } from './watermarkTable';
 
 export interface ClearScopeRequest {
 	/** The scope itself: its watermark row is named so. */
@@ -45,7 +47,10 @@ export async function clearScope(
 		const { qualified } = claimTable;
 		const sql =
 			`WITH doomed AS (SELECT t.key FROM ${qualified} AS t WHERE starts_with(t.key, $1)${live} LIMIT $2 FOR UPDATE OF t SKIP LOCKED) ` +
-			`DELETE FROM ${qualified} AS e USING doomed WHERE e.key = doomed.key`;
+			deleteWithEvents(
+				{ ref: claimTable, capabilities: { events: facts.eventTableExists } },
+				'doomed',
+			);
 		deleted = await deleteInBatches(
 			pool,
 			sql,

@@ -1,5 +1,6 @@
 import type { ClaimTable } from './claimTable';
 import { deleteInBatches } from './deleteInBatches';
+import { deleteWithEvents } from './eventTable';
 import { processingSql } from './tableLayout';
 
 export interface PurgeOptions {
@@ -38,7 +39,7 @@ export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promi
 	// its partitions' indexes): the table itself is never scanned.
 	const sql =
 		`WITH doomed AS (SELECT t.key FROM ${qualified} AS t WHERE t.first_seen < $1${live} ORDER BY t.first_seen LIMIT $2 FOR UPDATE OF t SKIP LOCKED) ` +
-		`DELETE FROM ${qualified} AS e USING doomed WHERE e.key = doomed.key`;
+		deleteWithEvents(table, 'doomed');
 	const { deleted, batches } = await deleteInBatches(table.pool, sql, values, options.batchSize);
 	return { deleted, batches, cutoff };
 }

@@ -1,7 +1,8 @@
 import { storedResponseOf, type StoredResponse } from '../response/storedResponse';
 import type { ClaimTable } from './claimTable';
+import { eventTableRef } from './eventTable';
 import { signalSettled } from './settleSignals';
-import { storedClaimToken } from './storedValues';
+import { storedClaimId } from './storedValues';
 import { processingSql } from './tableLayout';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 
@@ -11,7 +12,7 @@ export interface SettleRequest {
 	 * The claim ID the claim node gave its holder. Complete without one marks the key done whoever holds
 	 * it; Release always needs one, so it can only ever undo the caller's own claim.
 	 */
-	claimToken: string | null;
+	claimId: string | null;
 	/**
 	 * Complete only: the answer to store with the key (its JSON text, see response/storedResponse), for
 	 * later repeats to replay. A key that already holds one keeps it: the first answer is the one replayed.
@@ -29,7 +30,7 @@ export interface SettledClaim {
 }
 
 /**
- * Marks claims done. A completed row keeps no claim token, so no Release can delete it afterwards; a
+ * Marks claims done. A completed row keeps no claim ID, so no Release can delete it afterwards; a
  * Complete that finds the key already completed (its own earlier attempt, or another holder's) reports
  * it completed too, which keeps Complete safe to retry after a lost answer.
  */
@@ -49,7 +50,7 @@ export async function completeClaims(
 	}
 	const completed = table.capabilities.leases ? `NOT ${processingSql(table.layout, 't')}` : 'true';
 	const matches = table.capabilities.leases
-		? `(u.token IS NULL OR t.claim_token = u.token OR (t.claim_token IS NULL AND ${completed}))`
+		? `(u.claim_id IS NULL OR t.claim_token = u.claim_id OR (t.claim_token IS NULL AND ${completed}))`
 		: 'true';
 	// A compact row is completed by clearing its lease; the original layout also says so in its status.
 	const sets = table.capabilities.leases
@@ -78,27 +79,11 @@ export async function releaseClaims(
 ): Promise<SettledClaim[]> {
 	return settle(
 		table,
-		`${targets(table, 't.claim_token = u.token')}, done AS (DELETE FROM ${table.ref.qualified} AS e ` +
+		`${targets(table, 't.claim_token = u.claim_id')}, done AS (DELETE FROM ${table.ref.qualified} AS e ` +
 			`WHERE e.key IN (SELECT key FROM targets) RETURNING e.key)`,
 		requests,
 		'released',
 	);
-}
-
-/** Whether each claim was completed: it is, now, whoever completed it. */
-export async function completeKeys(
-	table: ClaimTable,
-	requests: SettleRequest[],
-): Promise<boolean[]> {
-	return (await completeClaims(table, requests)).map(({ state }) => state === 'completed');
-}
-
-/** Whether each claim was released (its row deleted by this call). */
-export async function releaseKeys(
-	table: ClaimTable,
-	requests: SettleRequest[],
-): Promise<boolean[]> {
-	return (await releaseClaims(table, requests)).map(({ state }) => state === 'released');
 }
 
 /**
@@ -121,7 +106,7 @@ function targets(table: ClaimTable, matches: string, lock = true, storing = fals
 	const responses = storing ? ', $3::json[]' : '';
 	return (
 		`WITH targets AS (SELECT t.key, u.n${storing ? ', u.response' : ''} FROM ${table.ref.qualified} AS t ` +
-		`JOIN unnest($1::text[], $2::${table.layout.tokenType}[]${responses}) WITH ORDINALITY AS u(k, token${storing ? ', response' : ''}, n) ` +
+		`JOIN unnest($1::text[], $2::${table.layout.claimIdType}[]${responses}) WITH ORDINALITY AS u(k, claim_id${storing ? ', response' : ''}, n) ` +
 		`ON t.key = u.k AND ${matches}${lock ? ' ORDER BY t.key COLLATE "C" FOR UPDATE OF t' : ''})`
 	);
 }
@@ -138,15 +123,17 @@ async function settle(
 	storing = false,
 ): Promise<SettledClaim[]> {
 	if (requests.length === 0) return [];
-	const pairId = (request: SettleRequest) => JSON.stringify([request.key, request.claimToken]);
+	const pairId = (request: SettleRequest) => JSON.stringify([request.key, request.claimId]);
 	const pairs = [...new Map(requests.map((request) => [pairId(request), request])).values()];
 	const values: unknown[] = [
 		pairs.map((pair) => pair.key),
-		pairs.map((pair) =>
-			pair.claimToken === null ? null : storedClaimToken(table.layout, pair.claimToken),
-		),
+		pairs.map((pair) => (pair.claimId === null ? null : storedClaimId(table.layout, pair.claimId))),
 	];
 	if (storing) values.push(pairs.map((pair) => pair.response ?? null));
+	// A kept event is dropped by the statement that settles its claim.
+	const dropEvents = table.capabilities.events
+		? `, dropped AS (DELETE FROM ${eventTableRef(table.ref).qualified} AS v USING done WHERE v.key = done.key)`
+		: '';
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
@@ -156,7 +143,7 @@ async function settle(
 				present: boolean;
 				processing: boolean;
 				response?: unknown;
-			}>(`${sql} ${settledPairs(table, storing)}`, values),
+			}>(`${sql}${dropEvents} ${settledPairs(table, storing)}`, values),
 		SETTLE_RETRY,
 	);
 	const settled = new Map<string, SettledClaim>();

@@ -1,22 +1,20 @@
-import { fingerprintsDiffer } from './claimOutcome';
+import { CLAIM_ID_BYTES } from './claimId';
 import type { TableLayout } from './tableLayout';
 
 /** A claim ID or fingerprint as a parameter for the table's column: text as it is, or bytes. */
 export type StoredValue = string | Buffer;
-
-const CLAIM_ID_BYTES = 12;
 
 /**
  * The claim ID as a compact table stores it: the 12 bytes a claim ID made by the node spells in base64url
  * (16 characters). Any other text (a claim ID typed by hand, a UUID from a test) is stored as its UTF-8
  * bytes, so it still matches itself and nothing the node made.
  */
-export function storedClaimToken(layout: TableLayout, token: string): StoredValue {
-	if (layout.tokenType === 'text') return token;
-	const bytes = Buffer.from(token, 'base64url');
-	return bytes.length === CLAIM_ID_BYTES && bytes.toString('base64url') === token
+export function storedClaimId(layout: TableLayout, claimId: string): StoredValue {
+	if (layout.claimIdType === 'text') return claimId;
+	const bytes = Buffer.from(claimId, 'base64url');
+	return bytes.length === CLAIM_ID_BYTES && bytes.toString('base64url') === claimId
 		? bytes
-		: Buffer.from(token, 'utf8');
+		: Buffer.from(claimId, 'utf8');
 }
 
 /** The kind byte a compact fingerprint starts with: fingerprints of different kinds are never compared. */
@@ -38,16 +36,17 @@ export function storedFingerprint(layout: TableLayout, fingerprint: string): Sto
 }
 
 /**
- * Whether a stored fingerprint and an offered one (in the column's form) describe different payloads:
- * both present, of the same kind, and not equal. Text fingerprints also match when one is the start of the
- * other (rows stored before fingerprints were shortened hold the whole hash).
+ * Fingerprints are comparable only when computed the same way (`raw:` vs `json:`). Rows stored before
+ * fingerprints were shortened hold the whole SHA-256: a fingerprint is the same when one is the start of
+ * the other.
  */
-export function storedFingerprintsDiffer(
-	stored: StoredValue | null | undefined,
-	offered: StoredValue | null,
+export function fingerprintsDiffer(
+	stored: string | null | undefined,
+	offered: string | null,
 ): boolean {
-	if (stored == null || offered == null) return false;
-	if (typeof stored === 'string' || typeof offered === 'string')
-		return fingerprintsDiffer(String(stored), String(offered));
-	return stored[0] === offered[0] && !stored.equals(offered);
+	if (!stored || !offered) return false;
+	const kind = (fingerprint: string) => fingerprint.slice(0, fingerprint.indexOf(':') + 1);
+	return (
+		kind(stored) === kind(offered) && !stored.startsWith(offered) && !offered.startsWith(stored)
+	);
 }

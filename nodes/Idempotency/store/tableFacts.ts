@@ -1,3 +1,4 @@
+import { eventTableRef } from './eventTable';
 import type { Queryable } from './queryable';
 import type { TableRef } from './tableRef';
 
@@ -17,6 +18,8 @@ export interface TableFacts {
 	/** A plain (not partial) index led by first_seen, which purges by age use. */
 	hasFirstSeenIndex: boolean;
 	privileges: Record<TablePrivilege, boolean>;
+	/** `<table>_events` exists beside it: Complete and Release drop a kept event there. */
+	eventTableExists: boolean;
 }
 
 export interface ColumnFacts {
@@ -41,6 +44,7 @@ interface FactsRow {
 	can_insert: boolean | null;
 	can_update: boolean | null;
 	can_delete: boolean | null;
+	event_table: boolean;
 }
 
 /**
@@ -68,10 +72,16 @@ SELECT current_user AS role,
        (SELECT has_table_privilege(rel.oid, 'SELECT') AND has_schema_privilege((SELECT oid FROM ns), 'USAGE') FROM rel) AS can_select,
        (SELECT has_table_privilege(rel.oid, 'INSERT') FROM rel) AS can_insert,
        (SELECT has_table_privilege(rel.oid, 'UPDATE') FROM rel) AS can_update,
-       (SELECT has_table_privilege(rel.oid, 'DELETE') FROM rel) AS can_delete`;
+       (SELECT has_table_privilege(rel.oid, 'DELETE') FROM rel) AS can_delete,
+       EXISTS (SELECT 1 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid
+               WHERE c.relname = $3 AND c.relkind IN ('r', 'p')) AS event_table`;
 
 export async function readTableFacts(db: Queryable, ref: TableRef): Promise<TableFacts> {
-	const { rows } = await db.query<FactsRow>(FACTS_SQL, [ref.schema, ref.table]);
+	const { rows } = await db.query<FactsRow>(FACTS_SQL, [
+		ref.schema,
+		ref.table,
+		eventTableRef(ref).table,
+	]);
 	const row = rows[0];
 	return {
 		role: row.role,
@@ -93,5 +103,6 @@ export async function readTableFacts(db: Queryable, ref: TableRef): Promise<Tabl
 			UPDATE: row.can_update === true,
 			DELETE: row.can_delete === true,
 		},
+		eventTableExists: row.event_table,
 	};
 }

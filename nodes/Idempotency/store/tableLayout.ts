@@ -14,7 +14,7 @@ export interface TableLayout {
 	/** A `status` column says processing or completed; without one, a set `lease_until` means processing. */
 	statusColumn: boolean;
 	/** Postgres type of `claim_token` (text when the table has none: nothing is stored). */
-	tokenType: 'text' | 'bytea';
+	claimIdType: 'text' | 'bytea';
 	/** Postgres type of `fingerprint` (text when the table has none). */
 	fingerprintType: 'text' | 'bytea';
 }
@@ -31,7 +31,7 @@ export function layoutOf(columns: Map<string, ColumnFacts>): TableLayout {
 		family:
 			!statusColumn && (bytes('claim_token') || bytes('fingerprint')) ? 'compact' : 'original',
 		statusColumn,
-		tokenType: bytes('claim_token') ? 'bytea' : 'text',
+		claimIdType: bytes('claim_token') ? 'bytea' : 'text',
 		fingerprintType: bytes('fingerprint') ? 'bytea' : 'text',
 	};
 }

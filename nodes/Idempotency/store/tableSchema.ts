@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 
 import { TableError } from '../errors';
+import { createEventTableSql, eventTableRef } from './eventTable';
 import { readTableFacts, type TableFacts } from './tableFacts';
 import { layoutOf, type TableLayout } from './tableLayout';
 import type { TableRef } from './tableRef';
@@ -14,6 +15,8 @@ export interface TableCapabilities {
 	fingerprint: boolean;
 	/** response: what Complete stored for the key, replayed to its repeats */
 	responses: boolean;
+	/** `<table>_events`, where a claim keeps its event until Complete drops it */
+	events: boolean;
 }
 
 /** The optional columns of the original layout, in its types: what a table made earlier is given when it lacks one. */
@@ -109,6 +112,7 @@ export async function prepareTable(
 	pool: Pool,
 	ref: TableRef,
 	createIfMissing: boolean,
+	withEvents = false,
 ): Promise<PreparedTable> {
 	let facts = await readTableFacts(pool, ref);
 	if (!facts.schemaExists) throw new TableError(`schema "${ref.schema}" does not exist`);
@@ -127,6 +131,8 @@ export async function prepareTable(
 	}
 	const missingDdl =
 		createIfMissing && (!facts.tableExists || facts.owned) ? ddlFor(ref, facts) : [];
+	if (createIfMissing && withEvents && !facts.eventTableExists && facts.canCreateInSchema)
+		missingDdl.push(createEventTableSql(eventTableRef(ref)));
 	if (missingDdl.length > 0 && (await runDdl(pool, ref, missingDdl)))
 		facts = await readTableFacts(pool, ref);
 	if (!facts.tableExists) throw new TableError(`table ${ref.schema}.${ref.table} does not exist`);
@@ -141,6 +147,7 @@ export async function prepareTable(
 			leases: has('status') && has('lease_until') && has('claim_token'),
 			fingerprint: has('fingerprint'),
 			responses: has('response'),
+			events: facts.eventTableExists,
 		},
 	};
 }
@@ -230,7 +237,7 @@ export const LEASE_CLAIM_COLUMNS = ORIGINAL_OPTIONAL_COLUMNS.map(([name]) => nam
 	(name) => name !== 'response',
 );
 
-/** What settling a claim by its claim ID needs: the holder's token and the claim's state. */
+/** What settling a claim by its claim ID needs: the holder's claim ID and the claim's state. */
 export const CLAIM_ID_COLUMNS = ['status', 'lease_until', 'claim_token'];
 
 /** What Complete needs to store a response with the claim. */

@@ -4,7 +4,7 @@ import type { Pool, PoolClient } from 'pg';
  * Errors after which the same statement may be sent again on a fresh connection: the server went away
  * or closed our session (restart, failover, pg_terminate_backend), or rolled the statement back
  * (serialization failure, deadlock). Claims stay correct on a retry because each attempt carries the
- * same claim token (see claimKeys).
+ * same claim ID (see claimKeys).
  */
 const TRANSIENT_SQLSTATES = new Set([
 	'57P01',
@@ -17,9 +17,20 @@ const TRANSIENT_SQLSTATES = new Set([
 	'08004',
 	'40001',
 	'40P01',
+	// The server closed a connection that sat idle (idle_session_timeout) or idle in a transaction.
+	'57P05',
+	'25P03',
 ]);
-/** These two were rolled back by the server: the statement certainly did nothing. */
-const ROLLED_BACK_SQLSTATES = new Set(['40001', '40P01']);
+/** Rolled back by the server, or sent to a session it had already closed: the statement certainly did nothing. */
+const ROLLED_BACK_SQLSTATES = new Set(['40001', '40P01', '57P05', '25P03']);
+/**
+ * A server that is up but refuses the write for now: read-only (a standby, mid-failover), a full disk, a
+ * lock held past lock_timeout, statement_timeout. The statement was rolled back. Worth waiting out only
+ * where the work is already done (Complete, Release); a claim answers its sender at once instead.
+ */
+const REFUSAL_SQLSTATES = new Set(['25006', '53000', '53100', '53200', '55P03', '57014']);
+/** A read-only answer means this connection reaches the wrong server: a fresh one may reach the primary. */
+const WRONG_SERVER_SQLSTATES = new Set(['25006']);
 const TRANSIENT_MESSAGES = [
 	/Connection terminated/i,
 	/Client has encountered a connection error/i,
@@ -34,7 +45,7 @@ const TRANSIENT_CODES = new Set([
 	'ENETUNREACH',
 ]);
 
-export function isTransientDatabaseError(error: unknown): boolean {
+function isTransientDatabaseError(error: unknown): boolean {
 	// Not `instanceof Error`: socket errors can come from another realm (a sandbox, a test runner) and fail it.
 	if (typeof error !== 'object' || error === null) return false;
 	const { code, message } = error as { code?: unknown; message?: unknown };
@@ -46,6 +57,8 @@ export function isTransientDatabaseError(error: unknown): boolean {
 /** How long a statement keeps being retried while the database is away. */
 export interface RetryBudget {
 	totalMs: number;
+	/** Also retry while the server refuses writes (REFUSAL_SQLSTATES), not only while it is away. */
+	throughRefusals?: boolean;
 }
 
 /**
@@ -55,7 +68,7 @@ export interface RetryBudget {
  * work away.
  */
 export const CLAIM_RETRY: RetryBudget = { totalMs: 8_000 };
-export const SETTLE_RETRY: RetryBudget = { totalMs: 60_000 };
+export const SETTLE_RETRY: RetryBudget = { totalMs: 60_000, throughRefusals: true };
 
 function ignoreError(): void {}
 
@@ -96,17 +109,16 @@ export async function withTransientRetry<T>(
 		} catch (error) {
 			failure = error;
 		}
+		const code = (failure as { code?: string } | undefined)?.code ?? '';
+		const refused = REFUSAL_SQLSTATES.has(code);
 		const transient = isTransientDatabaseError(failure);
-		client?.release(transient ? (failure as Error) : undefined);
+		// A failed connection, or one that reaches a read-only server, is destroyed rather than reused.
+		client?.release(transient || WRONG_SERVER_SQLSTATES.has(code) ? (failure as Error) : undefined);
 		// A failure while connecting never reached the server; one after it may have committed.
-		if (
-			transient &&
-			client &&
-			!ROLLED_BACK_SQLSTATES.has((failure as { code?: string }).code ?? '')
-		)
-			lostAttempts++;
+		if (transient && client && !ROLLED_BACK_SQLSTATES.has(code)) lostAttempts++;
 		const pause = Math.min(2_000, 100 * 2 ** (attempt - 1));
-		if (!transient || Date.now() - started + pause > budget.totalMs) throw failure;
+		const retryable = transient || (refused && budget.throughRefusals === true);
+		if (!retryable || Date.now() - started + pause > budget.totalMs) throw failure;
 		await new Promise((resolve) => setTimeout(resolve, pause));
 	}
 }

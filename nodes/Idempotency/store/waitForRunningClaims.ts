@@ -1,20 +1,21 @@
 import { storedResponseOf } from '../response/storedResponse';
 import { claimKeys } from './claimKeys';
 import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
+import { claimStateLookSql } from './claimSql';
+import type { ClaimStateRow } from './claimState';
 import type { ClaimTable } from './claimTable';
 import { settleSignal } from './settleSignals';
-import { processingSql } from './tableLayout';
+import { storedClaimId } from './storedValues';
 
 /** The first look comes soon (most business steps are short), then every 50 ms at most. */
 const FIRST_LOOK_MS = 10;
 const LOOK_GROWTH = 1.5;
 const LONGEST_GAP_MS = 50;
 
-interface ClaimState {
+/** A waited-for key as a look reads it: its stored state (claimState) and whether its lease has run out. */
+interface LookedRow extends ClaimStateRow {
 	key: string;
-	processing: boolean;
 	expired: boolean;
-	response: unknown;
 }
 
 /**
@@ -46,7 +47,7 @@ export async function waitForRunningClaims(
 		const signal = settleSignal(table.ref.qualified, keys);
 		await Promise.race([sleep(Math.min(left, gapBefore(look))), signal.settled]);
 		signal.cancel();
-		const states = await readClaimStates(table, keys, options.now);
+		const states = await lookAt(table, keys, options);
 		const reclaim: number[] = [];
 		for (const position of waiting) {
 			const state = states.get(requests[position].key);
@@ -76,7 +77,7 @@ function gapBefore(look: number): number {
 	return Math.round(gap * (0.8 + Math.random() * 0.2));
 }
 
-function completedBy(outcome: ClaimOutcome, state: ClaimState): ClaimOutcome {
+function completedBy(outcome: ClaimOutcome, state: ClaimStateRow): ClaimOutcome {
 	return {
 		...outcome,
 		status: 'completed',
@@ -86,18 +87,16 @@ function completedBy(outcome: ClaimOutcome, state: ClaimState): ClaimOutcome {
 	};
 }
 
-async function readClaimStates(
+async function lookAt(
 	table: ClaimTable,
 	keys: string[],
-	now: Date | undefined,
-): Promise<Map<string, ClaimState>> {
-	const response = table.capabilities.responses ? 'e.response' : 'NULL::json';
-	const { rows } = await table.pool.query<ClaimState>(
-		`SELECT e.key, COALESCE(${processingSql(table.layout, 'e')}, false) AS processing, ` +
-			'COALESCE(e.lease_until <= COALESCE($2::timestamptz, now()), false) AS expired, ' +
-			`${response} AS response FROM ${table.ref.qualified} AS e WHERE e.key = ANY($1::text[])`,
-		[keys, now ?? null],
-	);
+	options: ClaimOptions,
+): Promise<Map<string, LookedRow>> {
+	const { rows } = await table.pool.query<LookedRow>(claimStateLookSql(table), [
+		keys,
+		options.now ?? null,
+		storedClaimId(table.layout, options.claimId),
+	]);
 	return new Map(rows.map((row) => [row.key, row]));
 }
 

@@ -1,7 +1,6 @@
 import type { Pool } from 'pg';
 
-import { TableError } from '../errors';
-import { runDdl } from './tableSchema';
+import { UNDEFINED_TABLE, withTablesOnDemand } from './createOnDemand';
 import { quoteIdentifier, suffixedIdentifier, type TableRef } from './tableRef';
 
 /** The watermark table beside a claim table: one row per scope, never more. */
@@ -33,7 +32,7 @@ export function watermarkRef(claimTable: TableRef): WatermarkRef {
  * `advanced_by` that execution's claim id, so a statement retried after a lost answer knows its own
  * advance. Fixed-width column first, as in the claim table.
  */
-export function createWatermarkTableSql(ref: WatermarkRef): string {
+function createWatermarkTableSql(ref: WatermarkRef): string {
 	return (
 		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (` +
 		'advanced_at timestamptz NOT NULL DEFAULT now(), ' +
@@ -45,31 +44,18 @@ export function createWatermarkTableSql(ref: WatermarkRef): string {
 	);
 }
 
-/** undefined_table */
-export const UNDEFINED_TABLE = '42P01';
-
-/**
- * Runs `work` against the watermark table; when the table is missing, creates it (if allowed) and runs
- * `work` once more. Nothing is read first: a poll that finds its table pays for no catalog query.
- */
-export async function withWatermarkTable<T>(
+/** Runs `work` against the watermark table, created first when it is missing (and allowed). */
+export function withWatermarkTable<T>(
 	pool: Pool,
 	ref: WatermarkRef,
 	createIfMissing: boolean,
 	work: () => Promise<T>,
 ): Promise<T> {
-	let failure: unknown;
-	try {
-		return await work();
-	} catch (error) {
-		failure = error;
-	}
-	if ((failure as { code?: string })?.code !== UNDEFINED_TABLE) throw failure;
-	if (!createIfMissing) {
-		throw new TableError(
-			`table ${ref.schema}.${ref.table} does not exist; turn on "Create Table If Missing" or create it with workflows/processed_events.sql`,
-		);
-	}
-	await runDdl(pool, ref, [createWatermarkTableSql(ref)]);
-	return work();
+	const tables = {
+		missing: new Set([UNDEFINED_TABLE]),
+		qualified: ref.qualified,
+		ddl: [createWatermarkTableSql(ref)],
+		refusal: `table ${ref.schema}.${ref.table} does not exist; turn on "Create Table If Missing" or create it with workflows/processed_events.sql`,
+	};
+	return withTablesOnDemand(pool, tables, createIfMissing, work);
 }

@@ -1,5 +1,5 @@
 import { CONNECT_TIMEOUT_MS, type PostgresCredentials } from './postgresCredentials';
-import { TlsMaterialError } from './tlsMaterial';
+import { TlsMaterialError } from '../errors';
 
 /**
  * Turns pg and socket errors into a sentence a user can act on. The driver's own text is left out on
@@ -35,14 +35,20 @@ export function describeConnectionError(error: unknown, credentials: PostgresCre
 				`${Math.max(1, Number(credentials.maxConnections) || 10)} connections, and processes × pool size must stay below the server's max_connections; ` +
 				'lower "Maximum Number of Connections" or raise max_connections'
 			);
-		case '57014':
-			return `PostgreSQL at ${where} cancelled the statement (${message}): the database is up, but the statement ran longer than its statement_timeout or was cancelled`;
 	}
+	const fault = describeServerFault(err?.code ?? '', message, where);
+	if (fault) return fault;
 	if (/timeout exceeded when trying to connect/i.test(message)) {
 		const size = Math.max(1, Number(credentials.maxConnections) || 10);
 		return (
 			`All ${size} pooled connections to ${where} stayed busy for ${CONNECT_TIMEOUT_MS / 1000} s: the database is up but this n8n process ` +
 			'has more claims in flight than its pool; raise "Maximum Number of Connections" or look for slow statements'
+		);
+	}
+	if (/Connection terminated|Connection ended unexpectedly/i.test(message)) {
+		return (
+			`The connection to PostgreSQL at ${where} was cut (${message}): the server restarted, crashed or failed over, ` +
+			'or something between (a pooler, a firewall) closed it'
 		);
 	}
 	if (/connection timeout/i.test(message))
@@ -92,6 +98,68 @@ function describeTlsProblem(
 	}
 	if (/server does not support SSL/i.test(message)) {
 		return 'the server does not accept TLS: set SSL to Allow or Disable';
+	}
+	return undefined;
+}
+
+/**
+ * The faults of a running server an operator meets (read-only, full disk, a held lock, timeouts set on the
+ * role, a crash or shutdown), each named with what to do. Postgres' own words stay in the sentence: they
+ * name the file, the table or the setting.
+ */
+function describeServerFault(code: string, message: string, where: string): string | undefined {
+	if (code === '25006') {
+		return (
+			`PostgreSQL at ${where} is read-only (${message}): it is a standby (after a failover the old primary can ` +
+			'come back as one while a pooler, a DNS name or this credential still points at it) or ' +
+			'default_transaction_read_only is on for its server, database or user. Point the credential at the ' +
+			'primary, or turn default_transaction_read_only off; nothing was written'
+		);
+	}
+	if (code === '53100' || /no space left on device|disk full/i.test(message)) {
+		return (
+			`PostgreSQL at ${where} is out of disk space (${message}): the disk that holds its data or its WAL is full, ` +
+			'so writes fail (and the server stops if it cannot write WAL). Free space there: old WAL kept for a ' +
+			'replication slot or a failing archive_command, logs, bloated tables; the statement was rolled back'
+		);
+	}
+	if (code.startsWith('53')) {
+		return `PostgreSQL at ${where} ran out of a resource (${message}): the statement was rolled back; look at the server's memory, disk and limits`;
+	}
+	if (code === '55P03') {
+		return (
+			`PostgreSQL at ${where} gave up waiting for a lock (${message}): another session holds a lock on the table ` +
+			'(ALTER TABLE, VACUUM FULL, CLUSTER, REINDEX, LOCK TABLE, or a long transaction) for longer than ' +
+			"this user's lock_timeout. Find it in pg_locks and pg_stat_activity; the statement was rolled back"
+		);
+	}
+	if (code === '57014') {
+		return /statement timeout/i.test(message)
+			? `PostgreSQL at ${where} cancelled the statement (${message}): the database is up, but the statement ran longer than statement_timeout ` +
+					'(set on the server, database or user: SHOW statement_timeout), often because it waited for a lock ' +
+					'another session held; the statement was rolled back'
+			: `PostgreSQL at ${where} cancelled the statement (${message}): the database is up, but someone cancelled it (pg_cancel_backend); the statement was rolled back`;
+	}
+	if (code === '25P03' || code === '57P05') {
+		return (
+			`PostgreSQL at ${where} closed the connection (${message}): idle_in_transaction_session_timeout or ` +
+			"idle_session_timeout is shorter than this node's pool keeps connections (30 s idle); raise it for this user"
+		);
+	}
+	if (code === '57P01') {
+		return `PostgreSQL at ${where} ended the session (${message}): the server is shutting down or restarting, or an administrator ran pg_terminate_backend`;
+	}
+	if (code === '57P02') {
+		return (
+			`PostgreSQL at ${where} crashed and is restarting (${message}): a server process died or could not write ` +
+			"its WAL (a full disk is a common cause); look at the server's log"
+		);
+	}
+	if (code === '57P03') {
+		return (
+			`PostgreSQL at ${where} does not accept connections yet (${message}): it is starting, shutting down, or ` +
+			'replaying WAL after a crash; it answers again once recovery ends'
+		);
 	}
 	return undefined;
 }

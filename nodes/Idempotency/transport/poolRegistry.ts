@@ -69,32 +69,21 @@ function startSweeper(): void {
 	sweeper.unref();
 }
 
-/** Ends pools unused for `idleMs` with no connection checked out. */
-export async function closeIdlePools(idleMs: number): Promise<number> {
+/**
+ * Ends pools unused for `idleMs` with no connection checked out. Nothing else ends a pool: n8n gives a
+ * node no shutdown hook, and a pool's idle connections (`allowExitOnIdle`) keep no process alive.
+ */
+async function closeIdlePools(idleMs: number): Promise<void> {
 	const now = Date.now();
-	let closed = 0;
 	for (const entry of [...pools]) {
 		if (now - entry.lastUsed < idleMs) continue;
 		const pool = await entry.pool.catch(() => undefined);
 		if (pool && pool.totalCount - pool.idleCount > 0) continue;
 		forget(entry);
 		await pool?.end().catch(() => undefined);
-		closed++;
 	}
 	if (pools.length === 0 && sweeper) {
 		clearInterval(sweeper);
 		sweeper = undefined;
 	}
-	return closed;
-}
-
-// Exported for tests and benchmarks: n8n gives a node no shutdown hook, and only the process that holds a pool can end it.
-/** Ends every pool. */
-export async function closeAllPools(): Promise<void> {
-	await closeIdlePools(-1);
-}
-
-// Exported for tests and benchmarks: the pools a process holds are not visible from outside it (one whose connections failed has none).
-export function openPoolCount(): number {
-	return pools.length;
 }

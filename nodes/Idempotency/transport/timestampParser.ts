@@ -16,8 +16,10 @@ export function timestampParsingTypes(): CustomTypesConfig {
 			lastText = text;
 			lastDate = parse(text);
 		}
+		// pg reads 'infinity' as the number Infinity (a parked event's lease): passed on as pg gives it.
+		if (!(lastDate instanceof Date)) return lastDate as unknown as Date;
 		// A fresh Date each time: callers may keep or change the object they get.
-		return new Date(lastDate!.getTime());
+		return new Date(lastDate.getTime());
 	};
 	return {
 		getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

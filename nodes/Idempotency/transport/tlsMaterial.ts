@@ -1,9 +1,6 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 
-/** A credential field with no usable certificate or key in it; the message names the field and the problem. */
-export class TlsMaterialError extends Error {
-	name = 'TlsMaterialError';
-}
+import { TlsMaterialError } from '../errors';
 
 export interface ClientIdentity {
 	cert: string;

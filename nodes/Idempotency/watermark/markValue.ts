@@ -1,4 +1,5 @@
 import { KeyError } from '../errors';
+import { readDate } from './date/readDate';
 
 /** What a watermark compares: Value Is Higher (numbers) or Value Is a Date Later (dates). */
 export type MarkKind = 'number' | 'date';
@@ -8,8 +9,9 @@ const LABEL = 'Value to Dedupe On';
 /**
  * The text Postgres compares for one item's value. Numbers stay decimal text, so an id beyond 2^53 sent
  * as a string keeps every digit (Postgres compares them as numeric). Dates become UTC ISO 8601 with
- * microseconds, so the comparison never depends on the server's TimeZone or DateStyle. Pure; anything
- * that is not clearly a number or a date is refused, never guessed at.
+ * microseconds, so the comparison never depends on the server's TimeZone or DateStyle; a date is read
+ * as Remove Duplicates reads it (./date/readDate.ts). Pure; anything that is not clearly a number or a
+ * date is refused, never guessed at.
  */
 export function markValue(value: unknown, kind: MarkKind): string {
 	if (value === undefined || value === null || value === '')
@@ -42,38 +44,6 @@ function numberText(value: unknown): string {
 	return match[1] === '+' ? text.slice(1) : text;
 }
 
-const ISO =
-	/^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
-const RFC_2822 =
-	/^(?:[a-z]{3},\s*)?(\d{1,2})\s+([a-z]{3})\s+(\d{2}|\d{4})\s+(\d{2}):(\d{2})(?::(\d{2}))?\s+([+-]\d{4}|UT|GMT|Z|[ECMP][SD]T)$/i;
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-/** RFC 2822's named zones, in minutes east of UTC. */
-const NAMED_ZONES: Record<string, number> = {
-	UT: 0,
-	GMT: 0,
-	Z: 0,
-	EST: -300,
-	EDT: -240,
-	CST: -360,
-	CDT: -300,
-	MST: -420,
-	MDT: -360,
-	PST: -480,
-	PDT: -420,
-};
-
-interface DateParts {
-	year: number;
-	month: number;
-	day: number;
-	hour: number;
-	minute: number;
-	second: number;
-	/** Up to six digits: Postgres keeps microseconds. */
-	fraction: string;
-	offsetMinutes: number;
-}
-
 function dateText(value: unknown): string {
 	if (value instanceof Date) {
 		if (Number.isNaN(value.getTime())) throw new KeyError(`${LABEL} is an invalid Date`);
@@ -85,78 +55,15 @@ function dateText(value: unknown): string {
 		);
 	}
 	if (typeof value !== 'string') throw new KeyError(`${LABEL} is ${kindOf(value)}, not a date`);
-	const parts = isoParts(value.trim()) ?? rfc2822Parts(value.trim());
-	if (!parts) {
+	const instant = readDate(value.trim());
+	if (!instant) {
 		throw new KeyError(
-			`${LABEL} is "${value}", which is not a date (Value Is a Date Later reads ISO 8601, e.g. 2024-08-09T13:44:16Z, and RFC 2822, e.g. Fri, 09 Aug 2024 13:44:16 GMT)`,
+			`${LABEL} is "${value}", which is not a date (Value Is a Date Later reads the dates Remove Duplicates reads: ISO 8601 such as 2024-08-09T13:44:16Z, RFC 2822 and HTTP dates such as Fri, 09 Aug 2024 13:44:16 GMT, SQL's 2024-08-09 13:44:16+02, and JavaScript's forms such as Aug 9, 2024 1:44 PM)`,
 		);
 	}
-	const utc = validUtc(parts);
-	if (utc === undefined) throw new KeyError(`${LABEL} is "${value}", which is not a valid date`);
-	return canonicalUtc(utc, parts.fraction);
-}
-
-/** ISO 8601 (and SQL's space form). Without an offset the time is read as UTC. */
-function isoParts(text: string): DateParts | undefined {
-	const m = ISO.exec(text);
-	if (!m) return undefined;
-	return {
-		year: Number(m[1]),
-		month: Number(m[2]),
-		day: Number(m[3]),
-		hour: Number(m[4] ?? 0),
-		minute: Number(m[5] ?? 0),
-		second: Number(m[6] ?? 0),
-		fraction: (m[7] ?? '').slice(0, 6),
-		offsetMinutes: offsetOf(m[8]),
-	};
-}
-
-/** RFC 2822, the date of RSS's pubDate and of HTTP headers; two-digit years as the RFC says. */
-function rfc2822Parts(text: string): DateParts | undefined {
-	const m = RFC_2822.exec(text);
-	if (!m) return undefined;
-	const month = MONTHS.indexOf(m[2].toLowerCase()) + 1;
-	if (month === 0) return undefined;
-	const shortYear = Number(m[3]);
-	const year = m[3].length === 4 ? shortYear : shortYear < 50 ? 2000 + shortYear : 1900 + shortYear;
-	const zone = m[7].toUpperCase();
-	return {
-		year,
-		month,
-		day: Number(m[1]),
-		hour: Number(m[4]),
-		minute: Number(m[5]),
-		second: Number(m[6] ?? 0),
-		fraction: '',
-		offsetMinutes: zone in NAMED_ZONES ? NAMED_ZONES[zone] : offsetOf(zone),
-	};
-}
-
-function offsetOf(zone: string | undefined): number {
-	if (!zone || zone.toUpperCase() === 'Z') return 0;
-	const digits = zone.slice(1).replace(':', '');
-	const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || 0);
-	return zone[0] === '-' ? -minutes : minutes;
-}
-
-/** Milliseconds since the epoch (whole seconds) of valid parts, or undefined (31 February, 25:00, +99:00 …). */
-function validUtc(p: DateParts): number | undefined {
-	if (Math.abs(p.offsetMinutes) > 18 * 60 || p.year < 1) return undefined;
-	const local = new Date(0);
-	local.setUTCFullYear(p.year, p.month - 1, p.day);
-	local.setUTCHours(p.hour, p.minute, p.second, 0);
-	const same =
-		local.getUTCFullYear() === p.year &&
-		local.getUTCMonth() === p.month - 1 &&
-		local.getUTCDate() === p.day &&
-		local.getUTCHours() === p.hour &&
-		local.getUTCMinutes() === p.minute &&
-		local.getUTCSeconds() === p.second;
-	if (!same) return undefined;
-	const utc = local.getTime() - p.offsetMinutes * 60_000;
-	const year = new Date(utc).getUTCFullYear();
-	return year >= 1 && year <= 9999 ? utc : undefined;
+	if ('invalid' in instant)
+		throw new KeyError(`${LABEL} is "${value}", which is not a valid date: ${instant.invalid}`);
+	return canonicalUtc(instant.utcMs, instant.fraction);
 }
 
 /** `YYYY-MM-DDTHH:MM:SS.ffffffZ`: fixed width, so its text order is its time order too. */

@@ -3,7 +3,7 @@ import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 import { unusableSecret } from '../signature/secrets';
 import type { SigningSecrets } from '../signature/verdict';
 
-export const SIGNING_SECRET_CREDENTIAL = 'idempotencyWebhookSigningApi';
+const SIGNING_SECRET_CREDENTIAL = 'idempotencyWebhookSigningApi';
 
 /**
  * The secrets of the node's credential. One that verifies nothing (empty or only whitespace after its

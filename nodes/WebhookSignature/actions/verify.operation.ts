@@ -1,6 +1,7 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
-import { readSignedBody } from '../body/signedBody';
+import { readSignedBody } from '../../shared/body/signedBody';
+import { headerValue } from '../../shared/headerValue';
 import { verifySignature } from '../signature/schemes';
 import { refuse, type SignedRequest } from '../signature/verdict';
 import { readParameter, readSchemeSettings } from './readSchemeSettings';
@@ -10,8 +11,8 @@ import { continuingSafely } from '../../shared/continuingSafely';
 import { readRawBody } from '../../shared/rawBody';
 
 /** Output indexes of the Webhook Signature node. */
-export const VALID_OUTPUT = 0;
-export const INVALID_OUTPUT = 1;
+const VALID_OUTPUT = 0;
+const INVALID_OUTPUT = 1;
 
 /**
  * Checks each item's signature and routes it to Valid or Invalid; the verdict rides along under
@@ -87,12 +88,6 @@ function readScheme(context: IExecuteFunctions, index: number): string {
 	} catch {
 		return 'unknown';
 	}
-}
-
-/** A header's value, matched case-insensitively (Node lowercases names; an item built by hand may not). */
-function headerValue(headers: Record<string, unknown>, name: string): unknown {
-	const match = Object.keys(headers).find((header) => header.toLowerCase() === name);
-	return match === undefined ? undefined : headers[match];
 }
 
 function plainObject(value: unknown): Record<string, unknown> | undefined {

@@ -87,7 +87,7 @@ export const verifyGenericHmac: SchemeVerifier<
 const PLACEHOLDER = /\{(body|timestamp|header:[^{}]+)\}/g;
 
 /** `{timestamp}.{body}` → parts; refuses what would sign something other than the user meant. */
-export function parseSignedContent(settings: GenericHmacSettings): TemplatePart[] {
+function parseSignedContent(settings: GenericHmacSettings): TemplatePart[] {
 	const text = settings.signedContent;
 	const parts: TemplatePart[] = [];
 	let last = 0;

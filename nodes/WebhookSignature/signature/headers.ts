@@ -1,3 +1,4 @@
+import { headerValue } from '../../shared/headerValue';
 import type { SignatureFailure } from './verdict';
 
 export type HeaderRead =
@@ -8,9 +9,7 @@ export type HeaderRead =
  * array or a joined value is refused: no signature or timestamp header of these schemes contains ", ".
  */
 export function readSingleHeader(headers: Record<string, unknown>, name: string): HeaderRead {
-	const wanted = name.trim().toLowerCase();
-	const match = Object.keys(headers).find((header) => header.toLowerCase() === wanted);
-	const value = match === undefined ? undefined : headers[match];
+	const value = headerValue(headers, name);
 	if (value === undefined || value === null)
 		return { ok: false, reason: 'missing_header', message: `header ${name} is missing` };
 	if (Array.isArray(value) || (typeof value === 'string' && value.includes(', '))) {

@@ -33,7 +33,7 @@ const VERIFIERS = {
 
 export type SchemeName = keyof typeof VERIFIERS;
 
-export const SCHEME_NAMES = Object.keys(VERIFIERS) as SchemeName[];
+const SCHEME_NAMES = Object.keys(VERIFIERS) as SchemeName[];
 
 /**
  * Pure: bytes, headers, secrets and a clock in, a verdict out. Throws SignatureConfigError only for a

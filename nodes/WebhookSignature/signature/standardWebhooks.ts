@@ -63,7 +63,7 @@ export function standardWebhooksVerifier(flavour: StandardWebhooksFlavour): Sche
 }
 
 /** The HMAC key: the base64 after `whsec_`. The message never repeats the secret. */
-export function standardWebhooksKey(secret: string): Buffer {
+function standardWebhooksKey(secret: string): Buffer {
 	const key = decodeBase64(secret.trim().replace(/^whsec_/, ''));
 	if (!key || key.length === 0) {
 		throw new SignatureConfigError(

@@ -1,3 +1,5 @@
+import { PackageError } from '../../shared/packageError';
+
 /** Why a delivery was refused; stable codes a workflow can branch on. */
 export type SignatureFailure =
 	| 'missing_header'
@@ -50,9 +52,7 @@ export type SchemeVerifier<Settings extends VerifyOptions = VerifyOptions> = (
 ) => SignatureVerdict;
 
 /** A setting that makes every delivery unverifiable (bad secret format, no public URL): a configuration error, not a forged request. */
-export class SignatureConfigError extends Error {
-	override name = 'SignatureConfigError';
-}
+export class SignatureConfigError extends PackageError {}
 
 export function refuse(
 	scheme: string,

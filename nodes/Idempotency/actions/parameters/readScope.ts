@@ -1,8 +1,15 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { claimProperties } from '../../descriptions/claimProperties';
+import type { KeyRule } from '../../key/keyRule';
+import { readChoice } from '../../../shared/readChoice';
+
+/** A Key Source the editor offers: a key rule's source, or a provider preset that names one. */
+export type KeySource = KeyRule['source'] | 'preset';
+
 interface PolledState {
 	/** The first item's Key Source. */
-	source: unknown;
+	source: KeySource;
 	polled: boolean;
 	scope?: string;
 }
@@ -13,7 +20,7 @@ const polledScopes = new WeakMap<IExecuteFunctions, PolledState>();
 function polledState(context: IExecuteFunctions): PolledState {
 	let state = polledScopes.get(context);
 	if (!state) {
-		const source = context.getNodeParameter('keySource', 0, 'auto');
+		const source = keySourceOf(context, 0);
 		state = { source, polled: source === 'polled' };
 		polledScopes.set(context, state);
 	}
@@ -21,10 +28,12 @@ function polledState(context: IExecuteFunctions): PolledState {
 }
 
 /** The item's Key Source; the first item's was read already, to tell whether the items are polled. */
-export function readKeySource(context: IExecuteFunctions, index: number): unknown {
-	return index === 0
-		? polledState(context).source
-		: context.getNodeParameter('keySource', index, 'auto');
+export function readKeySource(context: IExecuteFunctions, index: number): KeySource {
+	return index === 0 ? polledState(context).source : keySourceOf(context, index);
+}
+
+function keySourceOf(context: IExecuteFunctions, index: number): KeySource {
+	return readChoice<KeySource>(context, claimProperties, 'keySource', index, 'auto');
 }
 
 /** Whether the claim node keys polled items (Key Source "Polled Item"). */

@@ -1,0 +1,169 @@
+// Idempotency Burst at the node (the built package, no n8n): how soon the execution holding a burst
+// returns it after its quiet period's end, with many bursts open at once on a pool of 10; and what an item
+// joining an open burst costs against a plain claim (the claim node, Claim Once, a new key), one-item
+// executions in alternating blocks.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { executeContext } from '../../harness/node/executeContext';
+import { REPO_ROOT } from '../../harness/repo';
+import type { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.node';
+import type { Benchmark } from '../lib/benchmark';
+import { freshIds, nodeClaimer } from '../lib/nodeClaims';
+import { rotatedRounds } from '../lib/rounds';
+import { elapsedMs, formatMs, formatRatio, median, summarize } from '../lib/stats';
+
+const TABLE = 'bench_bursts';
+const BURSTS = `${TABLE}_bursts`;
+const CLAIMS = 'bench_bursts_claims';
+const POOL = 10;
+const QUIET_MS = 300;
+const TARGET = { lateMedianMs: 100, joinRatio: 1.5 };
+
+export const title = '7. Idempotency Burst at the node';
+export const run: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
+	const Burst = (
+		createRequire(join(REPO_ROOT, 'dist', 'nodes', 'Idempotency', 'IdempotencyBurst.node.js'))(
+			'./IdempotencyBurst.node.js',
+		) as { IdempotencyBurst: typeof IdempotencyBurst }
+	).IdempotencyBurst;
+	const node = new Burst();
+	const small = { ...credentials, maxConnections: POOL };
+	const collect = (chat: string, n: number, rules: IDataObject) => {
+		const items: INodeExecutionData[] = [{ json: chatItem(chat, n) }];
+		return node.execute.call(
+			executeContext(items, {
+				parameters: {
+					operation: 'collect',
+					edge: 'trailing',
+					maxWaitSeconds: 600,
+					maxItems: 10_000,
+					leaseSeconds: 600,
+					...rules,
+					options: { table: TABLE },
+				},
+				perItem: (name) => (name === 'burstKey' ? chat : undefined),
+				credentials: small,
+				nodeType: 'idempotencyBurst',
+			}),
+		) as Promise<INodeExecutionData[][]>;
+	};
+	await pool.query(`DROP TABLE IF EXISTS ${BURSTS}, ${TABLE}_burst_items, ${CLAIMS}`);
+	await collect('warm-up', 0, { quietSeconds: 0.01 }); // creates the tables, outside the timing
+
+	// 1. Late: rounds of 25 chats at once, each a holder and 3 joiners 40 ms apart.
+	const rounds = quick ? 2 : 12;
+	const chats = 25;
+	const late: number[] = [];
+	for (let round = 0; round < rounds; round++) {
+		await Promise.all(
+			Array.from({ length: chats }, async (_, c) => {
+				const chat = `late-${round}-${c}`;
+				const holder = collect(chat, 0, { quietSeconds: QUIET_MS / 1000 }).then((outputs) => ({
+					outputs,
+					at: Date.now(),
+				}));
+				await new Promise((resolve) => setTimeout(resolve, 20 + c * 4));
+				for (let n = 1; n <= 3; n++) {
+					await collect(chat, n, { quietSeconds: QUIET_MS / 1000 });
+					await new Promise((resolve) => setTimeout(resolve, 40));
+				}
+				const { outputs, at } = await holder;
+				const burst = outputs[0][0]?.json.burst as IDataObject | undefined;
+				check(
+					(burst?.items as unknown[] | undefined)?.length === 4,
+					`burst at the node: chat ${chat} ran without its 4 items`,
+				);
+				if (burst) late.push(at - Date.parse(String(burst.endedAt)));
+			}),
+		);
+	}
+	const lateSummary = summarize(late);
+	log(
+		`burst at the node: returned after its quiet period's end: median ${formatMs(lateSummary.p50)}, p95 ${formatMs(lateSummary.p95)}`,
+	);
+
+	// 2. A joining item vs a plain claim, one-item executions, alternating blocks.
+	const open = 20;
+	const holders = Array.from({ length: open }, (_, c) =>
+		collect(`join-${c}`, 0, { quietSeconds: 3600 }),
+	);
+	const claimer = nodeClaimer(dist, small, CLAIMS);
+	await claimer.run(claimer.prepare(freshIds(1))); // creates the claim table, outside the timing
+	const block = quick ? 40 : 200;
+	let sent = 0;
+	const perRound = await rotatedRounds(quick ? 4 : 16, ['join', 'claim'] as const, async (side) => {
+		const times: number[] = [];
+		if (side === 'claim') {
+			for (const context of freshIds(block).map((id) => claimer.prepare([id]))) {
+				const started = process.hrtime.bigint();
+				await claimer.run(context);
+				times.push(elapsedMs(started));
+			}
+		} else {
+			for (let i = 0; i < block; i++) {
+				const n = ++sent;
+				const started = process.hrtime.bigint();
+				const [, joined] = await collect(`join-${n % open}`, n, { quietSeconds: 3600 });
+				times.push(elapsedMs(started));
+				check(joined.length === 1, 'joining item: did not leave on Joined');
+			}
+		}
+		return median(times);
+	});
+	const joinMs = median(perRound.map(([join]) => join));
+	const claimMs = median(perRound.map(([, claim]) => claim));
+	const ratio = median(perRound.map(([join, claim]) => join / claim));
+	// End the open bursts, so their holders return.
+	await pool.query(`UPDATE ${BURSTS} SET quiet_until = clock_timestamp() WHERE state = 'open'`);
+	const ended = await Promise.all(holders);
+	check(
+		ended.every((outputs) => outputs[0].length === 1),
+		'joining item: an open burst did not end with its items',
+	);
+	const joinedItems = ended.reduce(
+		(sum, outputs) => sum + ((outputs[0][0].json.burst as IDataObject).count as number),
+		0,
+	);
+	check(joinedItems === sent + open, `joining item: ${sent + open - joinedItems} items lost`);
+	await pool.query(`DROP TABLE IF EXISTS ${BURSTS}, ${TABLE}_burst_items, ${CLAIMS}`);
+
+	return {
+		rows: [
+			{
+				measure: `a burst's execution returns it after its quiet period's end, ${chats} bursts open at once, pool of ${POOL} (median; p95)`,
+				value: `${formatMs(lateSummary.p50)}; ${formatMs(lateSummary.p95)}`,
+				target: `≤ ${TARGET.lateMedianMs} ms (median)`,
+				met: lateSummary.p50 <= TARGET.lateMedianMs,
+			},
+			{
+				measure:
+					'an item joining an open burst ÷ a plain claim (Claim Once, new key), one-item executions',
+				value: formatRatio(ratio),
+				ratio,
+				target: `≤ ${TARGET.joinRatio}×`,
+				met: ratio <= TARGET.joinRatio,
+			},
+		],
+		details: [
+			`Quiet period ${QUIET_MS} ms; ${rounds} rounds of ${chats} chats at once, each a holder and 3 joiners 40 ms apart: ` +
+				`${late.length} bursts, returned ${formatMs(lateSummary.p50)} (median), ${formatMs(lateSummary.p95)} (p95), ` +
+				`${formatMs(lateSummary.max)} (max) after the end the database recorded (both clocks are this machine's).`,
+			`Joining: ${open} open bursts, items sent to them in turn; time per one-item execution ${formatMs(joinMs)} (join) ` +
+				`vs ${formatMs(claimMs)} (claim), median of ${perRound.length} alternating blocks of ${block}. A join is one ` +
+				'statement (the upsert that takes the burst row lock, and the item row) where a claim is one insert.',
+		].join('\n\n'),
+	};
+};
+
+/** A chat message as a Webhook node hands it over (Telegram's update shape). */
+function chatItem(chat: string, n: number): IDataObject {
+	return {
+		headers: { 'content-type': 'application/json', 'user-agent': 'bench' },
+		params: {},
+		query: {},
+		body: { update_id: n, message: { message_id: n, chat: { id: chat }, text: `message ${n}` } },
+	};
+}

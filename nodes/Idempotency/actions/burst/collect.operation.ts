@@ -1,0 +1,180 @@
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { Pool, PoolClient } from 'pg';
+
+import { idValueToString } from '../../key/deriveKey';
+import { awaitBurstEnd } from '../../store/burst/awaitBurstEnd';
+import type { Burst } from '../../store/burst/burstRecord';
+import { signalFilled } from '../../store/burst/burstSignals';
+import { burstTables, withBurstTables, type BurstTables } from '../../store/burst/burstTables';
+import { collectItem, collectItemOnce, type Collected } from '../../store/burst/collectItem';
+import { openClaimTable } from '../../store/claimTable';
+import { heldBurst, takeDueBursts, withItems } from '../../store/burst/takeBursts';
+import { newClaimId } from '../../store/claimId';
+import { poolFor } from '../../transport/poolRegistry';
+import { databaseFailure, failedItem } from '../failures/databaseFailure';
+import { readCredentials } from '../parameters/readCredentials';
+import { readTableRef } from '../parameters/readTableRef';
+import { BURST_OUTPUT, burstItem, failedOutput, JOINED_OUTPUT } from './burstOutput';
+import { readBurstRules } from './readBurstRules';
+
+/** The most bursts of its key, taken over from dead holders, that a holder runs besides its own. */
+const TAKEOVERS_PER_KEY = 10;
+
+/**
+ * Collect: each item joins the open burst of its key or starts one (one statement each, in input order).
+ * Items that joined another execution's burst leave on Joined at once. The bursts this execution started
+ * are waited for (a look at each quiet period's end, no connection held between) and leave on Burst,
+ * one item each with all their items in arrival order, together with any burst of the same key whose
+ * holder died (its lease ran out).
+ */
+export async function executeCollect(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const outputs: INodeExecutionData[][] = [[], []];
+	if (items.length === 0) return outputs;
+	const rules = readBurstRules(this);
+	const ref = readTableRef(this);
+	const tables = burstTables(ref);
+	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
+	const answerWhenStored = this.getNodeParameter('options.answerWhenStored', 0, false) as boolean;
+	const deduplicates = this.getNodeParameter('options.itemId', 0, '') !== '';
+
+	const keyed: Array<{ index: number; key: string; itemKey?: string }> = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const key = idValueToString(this.getNodeParameter('burstKey', index), 'the burst key');
+			if (key === undefined) throw new Error('the burst key is empty');
+			let itemKey: string | undefined;
+			if (deduplicates) {
+				const id = idValueToString(this.getNodeParameter('options.itemId', index), 'the item ID');
+				if (id === undefined) throw new Error('the item ID is empty');
+				// Unambiguous whatever the key and the ID contain.
+				itemKey = `burst:${JSON.stringify([key, id])}`;
+			}
+			keyed.push({ index, key, itemKey });
+		} catch (error) {
+			const message = `Item ${index}: ${(error as Error).message}`;
+			if (!this.continueOnFail())
+				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			outputs[failedOutput(this)].push(failedItem(message, 'bad_delivery', index));
+		}
+	}
+	if (keyed.length === 0) return outputs;
+
+	const credentials = await readCredentials(this);
+	const claimId = newClaimId();
+	let held: Array<{ index: number; key: string; collected: Collected }>;
+	let bursts: Array<{ burst: Burst; index: number }>;
+	try {
+		const pool = await poolFor(credentials);
+		const claimTable = deduplicates
+			? (
+					await openClaimTable(pool, ref, {
+						createIfMissing: createTable,
+						privileges: ['SELECT', 'INSERT'],
+					})
+				).ref.qualified
+			: '';
+		held = [];
+		for (const { index, key, itemKey } of keyed) {
+			const collect = (client?: PoolClient) =>
+				collectItem(pool, client, tables, key, JSON.stringify(items[index].json), claimId, rules);
+			const collected = await withBurstTables(pool, tables, createTable, () =>
+				itemKey === undefined ? collect() : collectItemOnce(pool, claimTable, itemKey, collect),
+			);
+			if (collected.filled) signalFilled(tables.bursts, collected.burstId);
+			if (collected.role === 'duplicate') {
+				outputs[JOINED_OUTPUT].push(duplicateItem(items[index], key, index));
+			} else if (collected.role === 'joined') {
+				outputs[JOINED_OUTPUT].push(joinedItem(items[index], key, collected, index));
+			} else held.push({ index, key, collected });
+		}
+		if (answerWhenStored)
+			await this.sendResponse({ statusCode: 200, body: { status: 'received' } });
+		bursts = await runHeld(this, pool, tables, claimId, rules.leaseMs, held);
+	} catch (error) {
+		outputs[failedOutput(this)].push(
+			...databaseFailure(
+				this,
+				error,
+				credentials,
+				keyed.map(({ index }) => index),
+			),
+		);
+		return outputs;
+	}
+	for (const { burst, index } of bursts) outputs[BURST_OUTPUT].push(burstItem(burst, index));
+	// A holder whose burst was taken over (it looked too late) has nothing to run; its item is in that burst.
+	const ran = new Set(bursts.map(({ burst }) => burst.id));
+	for (const { index, key, collected } of held)
+		if (!ran.has(collected.burstId))
+			outputs[JOINED_OUTPUT].push(joinedItem(items[index], key, collected, index, true));
+	return outputs;
+}
+
+/**
+ * Waits for every burst this execution holds to end and takes it, then takes over its key's bursts
+ * whose holder died; reads all their items in one statement.
+ */
+async function runHeld(
+	context: IExecuteFunctions,
+	pool: Pool,
+	tables: BurstTables,
+	claimId: string,
+	leaseMs: number,
+	held: Array<{ index: number; key: string; collected: Collected }>,
+): Promise<Array<{ burst: Burst; index: number }>> {
+	const cancelled = context.getExecutionCancelSignal?.();
+	const taken = await Promise.all(
+		held.map(async ({ index, key, collected }) => {
+			const own =
+				collected.role === 'leading'
+					? await heldBurst(pool, tables, collected.burstId, claimId)
+					: await awaitBurstEnd(pool, tables, collected.burstId, claimId, cancelled);
+			if (!own) return [];
+			const orphans = await takeDueBursts(pool, tables, claimId, leaseMs, TAKEOVERS_PER_KEY, key);
+			return [...orphans, own].map((row) => ({ row, index }));
+		}),
+	);
+	const rows = taken.flat();
+	const bursts = await withItems(
+		pool,
+		tables,
+		rows.map(({ row }) => row),
+	);
+	return bursts.map((burst, position) => ({ burst, index: rows[position].index }));
+}
+
+function joinedItem(
+	source: INodeExecutionData,
+	key: string,
+	collected: Collected,
+	index: number,
+	takenOver = false,
+): INodeExecutionData {
+	const item: INodeExecutionData = {
+		json: {
+			...source.json,
+			burst: {
+				id: collected.burstId,
+				key,
+				seq: collected.seq,
+				arrivedAt: collected.arrivedAt.toISOString(),
+				joined: true,
+				...(takenOver ? { takenOver: true } : {}),
+			},
+		},
+		pairedItem: { item: index },
+	};
+	if (source.binary) item.binary = source.binary;
+	return item;
+}
+
+/** A redelivered item (its Item ID was collected before): collected nowhere, it leaves on Joined. */
+function duplicateItem(source: INodeExecutionData, key: string, index: number): INodeExecutionData {
+	const item: INodeExecutionData = {
+		json: { ...source.json, burst: { id: null, key, joined: false, duplicate: true } },
+		pairedItem: { item: index },
+	};
+	if (source.binary) item.binary = source.binary;
+	return item;
+}

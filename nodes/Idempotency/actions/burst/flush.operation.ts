@@ -1,0 +1,48 @@
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+
+import { burstTables, withBurstTables } from '../../store/burst/burstTables';
+import { dropEmptyWindows, takeDueBursts, withItems } from '../../store/burst/takeBursts';
+import { newClaimId } from '../../store/claimId';
+import { poolFor } from '../../transport/poolRegistry';
+import { databaseFailure } from '../failures/databaseFailure';
+import { readCredentials } from '../parameters/readCredentials';
+import { readNumber } from '../parameters/readNumber';
+import { readTableRef } from '../parameters/readTableRef';
+import { burstItem } from './burstOutput';
+import { readLeaseMs } from './readBurstRules';
+
+/**
+ * Flush Due Bursts, for a scheduled workflow: takes over the bursts whose lease ran out (their holder
+ * died before running them, or the work never completed) and outputs each as Collect does, with a new
+ * claim ID. Runs once per execution, whatever the number of input items.
+ */
+export async function executeFlush(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const leaseMs = readLeaseMs(this);
+	let limit: number;
+	try {
+		limit = readNumber(this.getNodeParameter('maxBursts', 0, 100), 'Max Bursts', {
+			min: 1,
+			max: 1000,
+			integer: true,
+		});
+	} catch (error) {
+		throw new NodeOperationError(this.getNode(), (error as Error).message);
+	}
+	const tables = burstTables(readTableRef(this));
+	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
+	const credentials = await readCredentials(this);
+	try {
+		const pool = await poolFor(credentials);
+		const bursts = await withBurstTables(pool, tables, createTable, async () => {
+			await dropEmptyWindows(pool, tables);
+			return withItems(
+				pool,
+				tables,
+				await takeDueBursts(pool, tables, newClaimId(), leaseMs, limit),
+			);
+		});
+		return [bursts.map((burst) => burstItem(burst, 0))];
+	} catch (error) {
+		return [databaseFailure(this, error, credentials, [0])];
+	}
+}

@@ -1,0 +1,81 @@
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+
+import { idValueToString } from '../../key/deriveKey';
+import { burstTables, withBurstTables } from '../../store/burst/burstTables';
+import { settleBursts, type BurstClaim } from '../../store/burst/settleBursts';
+import { poolFor } from '../../transport/poolRegistry';
+import { databaseFailure, failedItem } from '../failures/databaseFailure';
+import { readCredentials } from '../parameters/readCredentials';
+import { readTableRef } from '../parameters/readTableRef';
+
+const BURST_ID = /^[1-9][0-9]{0,18}$/;
+
+/**
+ * Complete (the work ran: the burst and its items go) or Release (it failed: the lease ends now, so the
+ * next Flush Due Bursts runs it again) the bursts named by each item, in one statement. Each item passes
+ * on with `burst.completed` or `burst.released`: false when the burst was no longer this holder's.
+ */
+export async function executeSettleBurst(
+	this: IExecuteFunctions,
+	operation: 'complete' | 'release',
+): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const out: INodeExecutionData[] = [];
+	const claims: Array<BurstClaim & { index: number }> = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const burstId = idValueToString(this.getNodeParameter('burstId', index), 'the burst ID');
+			if (burstId === undefined || !BURST_ID.test(burstId))
+				throw new Error(
+					`the burst ID is ${burstId === undefined ? 'empty' : `"${burstId}"`}; map burst.id from the Collect or Flush Due Bursts output`,
+				);
+			const claimId = idValueToString(this.getNodeParameter('claimId', index), 'the claim ID');
+			if (claimId === undefined)
+				throw new Error(
+					'the claim ID is empty; map burst.claimId from the Collect or Flush Due Bursts output',
+				);
+			claims.push({ index, burstId, claimId });
+		} catch (error) {
+			const message = `Item ${index}: ${(error as Error).message}`;
+			if (!this.continueOnFail())
+				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			out.push(failedItem(message, 'configuration', index));
+		}
+	}
+	if (claims.length === 0) return [out];
+
+	const credentials = await readCredentials(this);
+	const tables = burstTables(readTableRef(this));
+	let settled: boolean[];
+	try {
+		const pool = await poolFor(credentials);
+		settled = await withBurstTables(pool, tables, false, () =>
+			settleBursts(pool, tables, operation, claims),
+		);
+	} catch (error) {
+		return [
+			[
+				...out,
+				...databaseFailure(
+					this,
+					error,
+					credentials,
+					claims.map((claim) => claim.index),
+				),
+			],
+		];
+	}
+	const field = operation === 'complete' ? 'completed' : 'released';
+	claims.forEach((claim, position) => {
+		const source = items[claim.index];
+		const previous = (source.json.burst ?? {}) as Record<string, unknown>;
+		out.push({
+			json: {
+				...source.json,
+				burst: { ...previous, id: claim.burstId, [field]: settled[position] },
+			},
+			pairedItem: { item: claim.index },
+		});
+	});
+	return [out];
+}

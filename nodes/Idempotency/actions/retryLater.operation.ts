@@ -1,0 +1,102 @@
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+
+import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
+import { idValueToString } from '../key/deriveKey';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { retryLater, type Backoff, type RetryLaterRequest } from '../store/inbox';
+import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
+import { poolFor } from '../transport/poolRegistry';
+import { databaseFailure, failedItem } from './failures/databaseFailure';
+import { readCredentials } from './parameters/readCredentials';
+import { readEachItem } from './parameters/readEachItem';
+import { readNumber } from './parameters/readNumber';
+import { readTableRef } from './parameters/readTableRef';
+
+/** Longest last error kept with an event: enough to act on, never a whole stack or payload. */
+const MAX_ERROR_CHARS = 2000;
+
+/**
+ * For the business step's error branch: the claim and its kept event stay, the error is recorded, and the
+ * event is due again after the backoff (Take Due Events runs it then), or parked after Max Attempts.
+ */
+export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	let maxAttempts: number;
+	let backoff: Backoff;
+	try {
+		maxAttempts = readNumber(
+			this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),
+			'Max Attempts',
+			{ min: 1, max: 1000, integer: true },
+		);
+		const read = (name: keyof Backoff, label: string, limits: { min: number; max?: number }) =>
+			readNumber(this.getNodeParameter(`backoff.${name}`, 0, INBOX_DEFAULTS[name]), label, limits);
+		backoff = {
+			baseSeconds: read('baseSeconds', 'Base (Seconds)', { min: 0 }),
+			factor: read('factor', 'Factor', { min: 1 }),
+			capSeconds: read('capSeconds', 'Cap (Seconds)', { min: 0 }),
+			jitter: read('jitter', 'Jitter', { min: 0, max: 1 }),
+		};
+	} catch (error) {
+		throw new NodeOperationError(this.getNode(), (error as Error).message);
+	}
+	const { read: requests, failed: out } = readEachItem(this, (index): RetryLaterRequest => {
+		const key = idValueToString(this.getNodeParameter('key', index), 'the key');
+		const claimId = idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID');
+		if (key === undefined || claimId === undefined)
+			throw new Error(
+				"the key or the Claim ID is empty: map idempotency.key and idempotency.claimId from the Idempotency Claim node's New output (or from Take Due Events)",
+			);
+		const error = String(this.getNodeParameter('errorMessage', index, '') ?? '').slice(
+			0,
+			MAX_ERROR_CHARS,
+		);
+		return { key, claimId, error: error || 'the business step failed' };
+	});
+	if (requests.length === 0) return [out];
+
+	const credentials = await readCredentials(this);
+	const needs: TableNeeds = {
+		createIfMissing: false,
+		columns: CLAIM_ID_COLUMNS,
+		privileges: ['SELECT', 'UPDATE'],
+		events: true,
+	};
+	let results: Awaited<ReturnType<typeof retryLater>>;
+	try {
+		const table = await openClaimTable(await poolFor(credentials), readTableRef(this), needs);
+		results = await withCurrentTable(table, needs, (current) =>
+			retryLater(current, requests, maxAttempts, backoff),
+		);
+	} catch (error) {
+		const indexes = requests.map((request) => request.index);
+		return [[...out, ...databaseFailure(this, error, credentials, indexes, true)]];
+	}
+	requests.forEach((request, position) => {
+		const { state, attempts, dueAt } = results[position];
+		if (state === 'no_event') {
+			const message = `Item ${request.index}: the claim of "${request.key}" keeps no event, so there is nothing to retry from Postgres: turn on Keep Event on the Idempotency Claim node (Claim With Lease), or use Release`;
+			if (!this.continueOnFail())
+				throw new NodeOperationError(this.getNode(), message, { itemIndex: request.index });
+			out.push(failedItem(message, 'configuration', request.index));
+			return;
+		}
+		out.push({
+			json: {
+				...items[request.index].json,
+				idempotency: {
+					...((items[request.index].json.idempotency as object | undefined) ?? {}),
+					key: request.key,
+					operation: 'retryLater',
+					// scheduled, dead_letter, or not_held (completed, released or taken over by another run).
+					status: state,
+					attempts,
+					dueAt: dueAt?.toISOString() ?? null,
+					lastError: request.error,
+				},
+			},
+			pairedItem: { item: request.index },
+		});
+	});
+	return [out];
+}

@@ -1,0 +1,101 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+const RETRY = { show: { operation: ['retryLater'] } };
+const TAKE = { show: { operation: ['takeDue'] } };
+
+/** What each inbox operation falls back to; test/descriptions checks they are the defaults shown below. */
+export const INBOX_DEFAULTS = {
+	maxAttempts: 8,
+	baseSeconds: 30,
+	factor: 2,
+	capSeconds: 3600,
+	jitter: 0.2,
+	maxEvents: 100,
+	leaseSeconds: 300,
+};
+
+const maxAttempts = (show: { show: { operation: string[] } }): INodeProperties => ({
+	displayName: 'Max Attempts',
+	name: 'maxAttempts',
+	type: 'number',
+	typeOptions: { minValue: 1, maxValue: 1000 },
+	default: 8,
+	description:
+		'Runs an event may start (the first delivery is one) before it is parked as a dead letter: never taken again until Requeue Dead Letter puts it back',
+	displayOptions: show,
+});
+
+export const inboxProperties: INodeProperties[] = [
+	{
+		displayName: 'Error Message',
+		name: 'errorMessage',
+		type: 'string',
+		default:
+			'={{ $json.error?.message ?? $json.message ?? $json.error ?? "the business step failed" }}',
+		description:
+			"What went wrong, kept with the event as its last error (List Stuck Claims shows it for a dead letter). Map it from the business step's error output.",
+		displayOptions: RETRY,
+	},
+	maxAttempts(RETRY),
+	{
+		displayName: 'Backoff',
+		name: 'backoff',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		description:
+			'When the event is due again: Base × Factor^(attempt − 1) seconds, at most Cap, less up to Jitter of itself',
+		displayOptions: RETRY,
+		options: [
+			{
+				displayName: 'Base (Seconds)',
+				name: 'baseSeconds',
+				type: 'number',
+				typeOptions: { minValue: 0 },
+				default: 30,
+			},
+			{
+				displayName: 'Factor',
+				name: 'factor',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 2,
+			},
+			{
+				displayName: 'Cap (Seconds)',
+				name: 'capSeconds',
+				type: 'number',
+				typeOptions: { minValue: 0 },
+				default: 3600,
+			},
+			{
+				displayName: 'Jitter',
+				name: 'jitter',
+				type: 'number',
+				typeOptions: { minValue: 0, maxValue: 1 },
+				default: 0.2,
+				description: 'The share of each delay that is random (0 to 1)',
+			},
+		],
+	},
+	{
+		displayName: 'Max Events',
+		name: 'maxEvents',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 10000 },
+		default: 100,
+		description: 'Take at most this many due events per run, the longest due first',
+		displayOptions: TAKE,
+	},
+	{
+		displayName: 'Lease (Seconds)',
+		name: 'leaseSeconds',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 300,
+		description:
+			'How long each taken event is held by this run; if the run dies, the event is due again after it',
+		displayOptions: TAKE,
+	},
+	maxAttempts(TAKE),
+];

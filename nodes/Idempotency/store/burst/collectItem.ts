@@ -1,0 +1,192 @@
+import type { Pool, PoolClient } from 'pg';
+
+import { ClaimError } from '../../errors';
+import type { BurstRules } from './burstRecord';
+import { burstStatement, runStatement } from './burstStatements';
+import type { BurstTables } from './burstTables';
+
+/** What became of one collected item. */
+export interface Collected {
+	burstId: string;
+	/** The item's place in its burst, from 1, in the order items took the burst's row lock. */
+	seq: number;
+	arrivedAt: Date;
+	/**
+	 * `holder`: this execution started the burst (or is the first item after a leading one) and runs it
+	 * when it ends; `leading`: the item is a burst of its own, running now; `joined`: it joined a burst
+	 * another execution holds.
+	 */
+	role: 'holder' | 'leading' | 'joined' | 'duplicate';
+	/** This item filled the burst: it ends now, not at its quiet period's end. */
+	filled: boolean;
+}
+
+/**
+ * Joins the key's open burst or starts one, in one statement. The upsert on the open-burst index takes
+ * the burst's row lock; under it the item joins only if the burst is still quiet-period-live and not
+ * full (time read then, with clock_timestamp()), restarts the quiet period (never past the maximum wait)
+ * and takes the next sequence number; the item's arrival (last_at) is that moment. Its row is written in
+ * the same statement, so a holder that ends the burst (it waits for that lock) reads every item that
+ * joined before it, and no item after.
+ *
+ * Trailing: the item that starts a burst holds it. Leading: the item that finds no open burst becomes a
+ * running burst of its own and opens an empty one behind it for the quiet period; the first item to
+ * join that one holds it.
+ */
+const collectSql = (t: BurstTables) => `
+WITH p AS (
+	SELECT clock_timestamp() AS t, $3::float8 * interval '1 millisecond' AS quiet,
+		$4::float8 * interval '1 millisecond' AS wait, $6::float8 * interval '1 millisecond' AS lease,
+		$8::boolean AS leading, $5::integer AS max_items
+), burst AS (
+	INSERT INTO ${t.bursts} AS b (key, state, edge, holder, item_count, max_items, quiet, lease,
+		last_at, quiet_until, closes_by, lease_until)
+	SELECT $1::text, 'open', 'trailing', CASE WHEN p.leading THEN NULL ELSE $2::text END,
+		CASE WHEN p.leading THEN 0 ELSE 1 END, CASE WHEN p.leading THEN p.max_items - 1 ELSE p.max_items END,
+		p.quiet, p.lease, p.t, LEAST(p.t + p.quiet, p.t + p.wait), p.t + p.wait,
+		CASE WHEN p.leading THEN NULL ELSE LEAST(p.t + p.quiet, p.t + p.wait) + p.lease END
+	FROM p
+	ON CONFLICT (key) WHERE state = 'open' DO UPDATE SET
+		item_count = b.item_count + 1,
+		holder = COALESCE(b.holder, $2),
+		last_at = clock_timestamp(),
+		quiet_until = CASE WHEN b.item_count + 1 >= b.max_items THEN clock_timestamp()
+			ELSE LEAST(clock_timestamp() + b.quiet, b.closes_by) END,
+		lease_until = CASE WHEN b.item_count + 1 >= b.max_items THEN clock_timestamp()
+			ELSE LEAST(clock_timestamp() + b.quiet, b.closes_by) END + b.lease
+	WHERE b.quiet_until > clock_timestamp() AND b.item_count < b.max_items
+	RETURNING b.id, b.item_count, b.max_items, b.holder, b.xmax = 0 AS started, b.last_at
+), lead AS (
+	INSERT INTO ${t.bursts} (key, state, edge, holder, item_count, max_items, quiet, lease, last_at,
+		quiet_until, closes_by, lease_until)
+	SELECT $1, 'running', 'leading', $2, 1, 1, p.quiet, p.lease, p.t, p.t, p.t, p.t + p.lease
+	FROM burst, p WHERE burst.started AND p.leading
+	RETURNING id
+), item AS (
+	INSERT INTO ${t.items} (burst_id, seq, arrived_at, item)
+	SELECT COALESCE(lead.id, burst.id), CASE WHEN lead.id IS NULL THEN burst.item_count ELSE 1 END,
+		CASE WHEN lead.id IS NULL THEN burst.last_at ELSE p.t END, $7::json
+	FROM p, burst LEFT JOIN lead ON true
+	RETURNING burst_id, seq, arrived_at
+)
+SELECT item.burst_id::text AS burst_id, item.seq, item.arrived_at, lead.id IS NOT NULL AS leading,
+	burst.holder = $2 AS holds, burst.item_count >= burst.max_items AS filled
+FROM item, burst LEFT JOIN lead ON true`;
+
+/**
+ * Ends the key's open burst that is past its quiet period or full but not yet taken by its holder, so a
+ * new one can open: one with items becomes `ended` (its holder, or a takeover, still runs it); an empty
+ * one (a leading item's window that no item joined) is deleted.
+ */
+const endStaleSql = (t: BurstTables) => `
+WITH stale AS (
+	SELECT id FROM ${t.bursts}
+	WHERE key = $1 AND state = 'open' AND (quiet_until <= clock_timestamp() OR item_count >= max_items)
+	FOR UPDATE
+), emptied AS (
+	DELETE FROM ${t.bursts} b USING stale WHERE b.id = stale.id AND b.item_count = 0
+)
+UPDATE ${t.bursts} b SET state = 'ended' FROM stale WHERE b.id = stale.id AND b.item_count > 0`;
+
+interface CollectRow {
+	burst_id: string;
+	seq: number;
+	arrived_at: Date;
+	leading: boolean;
+	holds: boolean;
+	filled: boolean;
+}
+
+/**
+ * Each attempt that finds the open burst ended means another item made progress (it filled the burst, or
+ * the quiet period passed): with many items racing for small bursts one may lose several times. This many
+ * losses in a row is a fault, not a race.
+ */
+const MAX_ATTEMPTS = 100;
+
+/**
+ * Collects the item only if its ID was never collected before: the ID is claimed in the claim table
+ * (`claimTable`, its `key` column) in the same transaction as the item is collected, so a redelivered
+ * message is kept once, even after its burst ran, until Purge removes the claim. A repeat is `duplicate`
+ * and collected nowhere.
+ */
+export async function collectItemOnce(
+	pool: Pool,
+	claimTable: string,
+	itemKey: string,
+	collect: (client: PoolClient) => Promise<Collected>,
+): Promise<Collected> {
+	const client = await pool.connect();
+	let done = false;
+	try {
+		await client.query('BEGIN');
+		const claimed = await client.query(
+			`INSERT INTO ${claimTable} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`,
+			[itemKey],
+		);
+		const collected =
+			claimed.rowCount === 0
+				? { burstId: '', seq: 0, arrivedAt: new Date(), role: 'duplicate' as const, filled: false }
+				: await collect(client);
+		await client.query('COMMIT');
+		done = true;
+		return collected;
+	} finally {
+		// A connection that cannot even roll back is broken: the pool drops it.
+		const broken =
+			!done &&
+			(await client.query('ROLLBACK').then(
+				() => false,
+				() => true,
+			));
+		client.release(broken);
+	}
+}
+
+/**
+ * Collects one item (its JSON text) under `key`, for the holder that `claimId` names: on `client` when
+ * given (inside collectItemOnce's transaction), else each statement on a connection of the pool.
+ */
+export async function collectItem(
+	pool: Pool,
+	client: PoolClient | undefined,
+	tables: BurstTables,
+	key: string,
+	itemJson: string,
+	claimId: string,
+	rules: BurstRules,
+): Promise<Collected> {
+	const values = [
+		key,
+		claimId,
+		rules.quietMs,
+		rules.maxWaitMs,
+		rules.maxItems,
+		rules.leaseMs,
+		itemJson,
+		rules.edge === 'leading',
+	];
+	for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+		const { rows } = await runStatement<CollectRow>(
+			pool,
+			client,
+			burstStatement(collectSql(tables)),
+			values,
+		);
+		if (rows.length > 0) {
+			const [row] = rows;
+			return {
+				burstId: row.burst_id,
+				seq: row.seq,
+				arrivedAt: row.arrived_at,
+				role: row.leading ? 'leading' : row.holds && row.seq === 1 ? 'holder' : 'joined',
+				filled: row.filled && !row.leading,
+			};
+		}
+		// The key's open burst ended (quiet period over, or full) and its holder has not taken it yet.
+		await runStatement(pool, client, burstStatement(endStaleSql(tables)), [key]);
+	}
+	throw new ClaimError(
+		`could not collect an item under burst key "${key}": its open burst ended under it ${MAX_ATTEMPTS} times in a row`,
+	);
+}

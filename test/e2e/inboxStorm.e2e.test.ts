@@ -1,0 +1,245 @@
+/**
+ * The inbox's storm in real n8n 2.x (issue 30): a sender that never retries (GitHub's way: each event
+ * delivered once, signed, 8 in flight) sends E2E_INBOX_STORM_EVENTS (default 300) events through the
+ * shipped GitHub template (Keep Event, Retry Later). About 10 % of the events' business steps fail once and
+ * a few poison events fail always (a trigger on business_log, planned by the event's attempt count). n8n
+ * is SIGKILLed three times, each time while two events' business steps run; the workflows' Postgres server
+ * is restarted (fast shutdown, seconds down) between one event's business commit and its Complete. Two
+ * copies of the shipped Retry Due Events workflow run on their own Schedule Triggers, every 3 s instead of
+ * every minute, so both fire at the same moments and race for the same due events; the claim's and Take
+ * Due's lease is 20 s and Retry Later's backoff 1 s doubling to 4 s, so the storm drains in seconds by
+ * the real clock (nothing moves lease_until by hand). After it drains: every good event's business step
+ * ran exactly once, none lost, none doubled, nothing stuck, exactly the poison events are dead letters.
+ * Printed beside it, today's figure: the events whose only delivery failed or died, which the Release
+ * template (no kept event) loses, because the sender never asks again.
+ *
+ * Where the kills land. Each kill waits until the sender's other deliveries are answered and no retry run
+ * is in flight (between schedule ticks), so what dies is the two events' running business steps: a
+ * delivery cut before its claim committed is lost whatever n8n does (the sender gave up on it), and a run
+ * killed between a business commit and Complete runs a non-idempotent step again after the lease (README,
+ * "What is not guaranteed"). The server drops the statement of a client that is gone
+ * (client_connection_check_interval), so the killed steps never commit. The sender sends nothing while
+ * n8n is down (a delivery it cannot make is not one the inbox can keep).
+ */
+import type { Pool } from 'pg';
+
+import {
+	restartBeforeComplete,
+	type RestartBeforeComplete,
+} from '../support/restartBeforeComplete';
+import type { N8nExecutions } from '../../harness/n8n/executions';
+import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
+import { webhookPathOf } from '../../harness/n8n/workflows';
+import type { AppDatabase } from '../../harness/postgres/appDatabase';
+import { OwnPostgres } from '../../harness/postgres/server';
+import {
+	deliverEachOnce,
+	deliverOnce,
+	expectDrained,
+	fillPlan,
+	inboxOutcome,
+	INBOX_PLAN_SQL,
+	isPoison,
+	STORM,
+	stormWorkflows,
+	lostWithoutKeptEvents,
+	NO_ANSWER,
+	plannedEvent,
+	stormEvents,
+	answersHeard,
+	outcomeInWords,
+	waitFor,
+	waitUntilDrained,
+	type PlannedEvent,
+	type SenderAnswer,
+} from '../support/inbox';
+import { stackForSuite } from '../support/stackForSuite';
+
+const EVENTS = Number(process.env.E2E_INBOX_STORM_EVENTS ?? 300);
+const SEED = Number(process.env.E2E_INBOX_STORM_SEED ?? 20261204);
+const POISON_EVENTS = 3;
+const KILLS = 3;
+const KILLED_STEPS_PER_KILL = 2;
+const IN_FLIGHT = 8;
+
+const { github, retryDue, retryIds } = stormWorkflows();
+
+let appServer: OwnPostgres | undefined;
+let app: AppDatabase;
+let pool: Pool;
+let n8n: N8nInstance | undefined;
+let executions: N8nExecutions;
+
+stackForSuite(
+	async () => {
+		appServer = await OwnPostgres.start();
+		return {
+			appDatabase: 'inbox_storm',
+			n8nSchema: 'n8n_inbox_storm',
+			// The workflows' tables on a server of their own: its restart leaves n8n's own database up.
+			appServerUrl: appServer.url,
+			workflows: [github, ...retryDue],
+			publish: [github.id, ...retryIds],
+			appSql: INBOX_PLAN_SQL,
+		};
+	},
+	(started) => {
+		({ app, pool, n8n, executions } = started);
+		pool.on('error', () => undefined); // the restart ends the test's idle connections too
+	},
+);
+afterAll(() => appServer?.stop(), 60_000);
+
+const url = () => n8n!.webhookUrl(webhookPathOf(github));
+
+it(
+	`${EVENTS} events sent once each, ~10 % failing once, ${POISON_EVENTS} poison, n8n killed ${KILLS} times mid-step, ` +
+		'Postgres restarted between a business commit and Complete, two scheduled retry workflows: ' +
+		'every good event once, the poison ones dead letters, nothing stuck',
+	() => explainedByN8nLog(n8n, storm),
+	8 * 60_000,
+);
+
+async function storm(): Promise<void> {
+	const started = Date.now();
+	const killed = Array.from({ length: KILLS }, () =>
+		Array.from({ length: KILLED_STEPS_PER_KILL }, () =>
+			plannedEvent(0, { attempt: 1, seconds: 60 }),
+		),
+	);
+	// Its business step takes a second, so the claim row can be locked before Complete comes.
+	const restarted = plannedEvent(0, { attempt: 1, seconds: 1 });
+	const regular = stormEvents(EVENTS - KILLS * KILLED_STEPS_PER_KILL - 1, POISON_EVENTS, SEED);
+	const events = [...regular, ...killed.flat(), restarted];
+	await fillPlan(pool, events);
+
+	// The regular events in KILLS + 1 parts; a kill after each but the last; the restart in the third part.
+	const parts = Array.from({ length: KILLS + 1 }, (_, k) =>
+		regular.slice(
+			Math.floor((k * regular.length) / (KILLS + 1)),
+			Math.floor(((k + 1) * regular.length) / (KILLS + 1)),
+		),
+	);
+	const restartPart = Math.min(2, KILLS);
+	const middle = Math.floor(parts[restartPart].length / 2);
+	parts[restartPart].splice(middle, 0, restarted);
+
+	const answers = new Map<string, SenderAnswer>();
+	const kills: Array<{ stepsRunning: number; n8nDownSeconds: number }> = [];
+	let restart: RestartBeforeComplete | undefined;
+	let since = await executions.lastId();
+	const firstExecution = since;
+	for (const [index, part] of parts.entries()) {
+		const restarting =
+			index === restartPart
+				? restartBeforeComplete({
+						server: appServer!,
+						admin: pool,
+						adminUrl: app.adminUrl,
+						key: restarted.key,
+						downMs: STORM.restartDownMs,
+						timeoutMs: 120_000,
+					}).then((done) => (restart = done))
+				: undefined;
+		await deliverEachOnce(url(), part, IN_FLIGHT, answers);
+		await restarting;
+		if (index < KILLS) {
+			kills.push(await killMidStep(killed[index], answers, since));
+			since = await executions.lastId();
+		}
+	}
+
+	// The two scheduled retry workflows drain what is due.
+	await waitUntilDrained(
+		pool,
+		120_000,
+		async () => (await executions.unfinished(retryIds, since)) === 0,
+	);
+	const outcome = await inboxOutcome(pool, events);
+
+	const retryRuns = await Promise.all(
+		retryIds.map((id) => executions.settledStatusCounts(id, firstExecution, 10_000)),
+	);
+	const release = lostWithoutKeptEvents(answers);
+	console.log(
+		`inbox storm (seed ${SEED}): ${JSON.stringify(
+			{
+				events: events.length,
+				deliveries: answers.size,
+				answersHeard: answersHeard(answers),
+				plannedFailingOnce: regular.filter((e) => e.failures === 1).length,
+				poison: events.filter(isPoison).length,
+				n8nKills: kills,
+				restartBeforeComplete: restart ?? null,
+				retryWorkflowRuns: retryRuns,
+				seconds: Math.round((Date.now() - started) / 1000),
+			},
+			null,
+			1,
+		)}`,
+	);
+	console.log(
+		`inbox storm, kept events: ${outcomeInWords(outcome, events)}. ` +
+			'The same storm without kept events (the Release template): ' +
+			`${release.lost} of ${events.length} events lost (${JSON.stringify(release.byAnswer)}: their only delivery ` +
+			'failed or died, and the sender never asks again)',
+	);
+
+	await expectDrained(pool, events, STORM.maxAttempts);
+	expect(restart).toBeDefined();
+	expect(kills.map((kill) => kill.stepsRunning)).toEqual(
+		Array.from({ length: KILLS }, () => KILLED_STEPS_PER_KILL),
+	);
+	for (const event of killed.flat()) expect(answers.get(event.key)).toBe(NO_ANSWER);
+	// Every failing event was kept and answered so (202); none was refused or lost on the way in.
+	for (const event of regular)
+		if (event.failures > 0) expect(answers.get(event.key)).toBe('202 accepted');
+	// Both retry workflows ran (their schedules fire at the same moments).
+	for (const runs of retryRuns) expect(runs.success ?? 0).toBeGreaterThan(0);
+}
+
+/**
+ * Delivers these events (each business step sleeps on its first attempt), waits until every one of them is
+ * inside its business step and no retry run is in flight, then SIGKILLs n8n and starts it again. The
+ * deliveries get no answer; the sender never sends them again.
+ */
+async function killMidStep(
+	group: PlannedEvent[],
+	answers: Map<string, SenderAnswer>,
+	since: number,
+): Promise<{ stepsRunning: number; n8nDownSeconds: number }> {
+	const delivered = group.map((event) =>
+		deliverOnce(url(), event).then((answer) => answers.set(event.key, answer)),
+	);
+	await waitFor(
+		async () => (await sleepingSteps()) === group.length,
+		30_000,
+		'the business steps to kill n8n under',
+	);
+	// Between schedule ticks (they fire on multiples of STORM.scheduleEverySeconds), with no retry run in flight.
+	await waitFor(
+		async () => {
+			const phase = Date.now() % (STORM.scheduleEverySeconds * 1000);
+			return (
+				phase > 600 &&
+				phase < STORM.scheduleEverySeconds * 1000 - 800 &&
+				(await executions.unfinished(retryIds, since)) === 0
+			);
+		},
+		60_000,
+		'a moment with no retry run in flight',
+	);
+	const stepsRunning = await sleepingSteps();
+	const down = Date.now();
+	await n8n!.kill();
+	await Promise.all(delivered);
+	await n8n!.start();
+	return { stepsRunning, n8nDownSeconds: Math.round((Date.now() - down) / 100) / 10 };
+}
+
+async function sleepingSteps(): Promise<number> {
+	const { rows } = await pool.query(
+		"SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'INSERT INTO business_log%'",
+	);
+	return rows[0].n as number;
+}

@@ -1,0 +1,509 @@
+/**
+ * Idempotency Burst through the node's own execute() against real Postgres: items that arrive under one
+ * key are collected into bursts, the execution that started a burst outputs it once with every item in
+ * arrival order, the others leave on Joined at once; bursts split where the quiet period, the maximum
+ * wait and the maximum item count say; many executions joining while a burst ends put every item in
+ * exactly one burst; a holder that died loses nothing (Flush Due Bursts, or the next burst of its key,
+ * takes it over). Every rule is checked against the times the database recorded, not the test's clock.
+ */
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { Pool } from 'pg';
+
+import { executeContext } from '../../harness/node/executeContext';
+import { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.node';
+import { burstTables, withBurstTables } from '../../nodes/Idempotency/store/burst/burstTables';
+import { collectItem } from '../../nodes/Idempotency/store/burst/collectItem';
+import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
+
+const node = new IdempotencyBurst();
+/** Fewer connections than executions at once: a waiting holder must not keep one. */
+const credentials = testCredentials({ maxConnections: 4 });
+const BURST = 0;
+const JOINED = 1;
+
+interface Rules {
+	edge?: 'trailing' | 'leading';
+	quietSeconds?: number;
+	maxWaitSeconds?: number;
+	maxItems?: number;
+	leaseSeconds?: number;
+}
+
+function run(
+	operation: string,
+	items: INodeExecutionData[],
+	table: string,
+	parameters: IDataObject = {},
+	extend: (context: IExecuteFunctions) => void = () => undefined,
+) {
+	const context = executeContext(items, {
+		parameters: {
+			operation,
+			edge: 'trailing',
+			quietSeconds: 0.4,
+			maxWaitSeconds: 30,
+			maxItems: 50,
+			leaseSeconds: 300,
+			maxBursts: 100,
+			...parameters,
+			options: { table, ...((parameters.options as IDataObject) ?? {}) },
+		},
+		// An Item ID option set in a test means "the message's n", as `{{ $json.n }}` would evaluate.
+		perItem: (name, index) =>
+			name === 'options.itemId'
+				? (parameters.options as IDataObject | undefined)?.itemId && String(items[index].json.n)
+				: expressions(items[index])[name],
+		credentials,
+		nodeType: 'idempotencyBurst',
+		nodeName: 'Idempotency Burst',
+	});
+	extend(context);
+	return node.execute.call(context);
+}
+
+/** What the expressions a workflow would set evaluate to for an item: the chat, the burst's ID and claim ID. */
+const expressions = (item: INodeExecutionData): Record<string, unknown> => ({
+	burstKey: item.json.chat ?? '',
+	burstId: (item.json.burst as IDataObject | undefined)?.id,
+	claimId: (item.json.burst as IDataObject | undefined)?.claimId,
+});
+
+const collect = (table: string, chat: string, n: number, rules: Rules = {}) =>
+	run('collect', [message(chat, n)], table, { ...rules });
+const message = (chat: string, n: number): INodeExecutionData => ({
+	json: { chat, n, text: `message ${n}` },
+});
+const burstOf = (item: INodeExecutionData) => item.json.burst as IDataObject;
+const numbers = (item: INodeExecutionData) =>
+	(burstOf(item).items as IDataObject[]).map((json) => json.n);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const ms = (iso: unknown) => Date.parse(String(iso));
+
+/**
+ * Sends message n of a chat `gaps[n]` ms after message n − 1 was stored (its execution returned on
+ * Joined, or, for one that waits to run a burst, its row is in the table), as one sender typing does.
+ */
+async function conversation(table: string, chat: string, gaps: number[], rules: Rules = {}) {
+	const executions: Array<Promise<INodeExecutionData[][]>> = [];
+	for (let n = 0; n < gaps.length; n++) {
+		await sleep(gaps[n]);
+		const execution = collect(table, chat, n, rules);
+		executions.push(execution);
+		const done = { value: false };
+		await Promise.race([execution, stored(table, chat, n, done)]);
+		done.value = true;
+	}
+	return Promise.all(executions);
+}
+
+async function stored(table: string, chat: string, n: number, done: { value: boolean }) {
+	const { items } = burstTables(tableRef('public', table));
+	while (!done.value) {
+		const found = await pool
+			.query(`SELECT 1 FROM ${items} WHERE item->>'chat' = $1 AND (item->>'n')::int = $2`, [
+				chat,
+				n,
+			])
+			.catch(() => ({ rowCount: 0 }));
+		if (found.rowCount) return;
+		await sleep(5);
+	}
+}
+
+const bursts = (outputs: INodeExecutionData[][][]) => outputs.flatMap((output) => output[BURST]);
+const joined = (outputs: INodeExecutionData[][][]) => outputs.flatMap((output) => output[JOINED]);
+
+/**
+ * The rules, on the database's times, for the bursts of one key: inside a burst no gap reached the quiet
+ * period and no burst outgrew Max Items; a burst that ended quietly ended a quiet period after its last
+ * item; the next burst began only once the one before had ended (a full one ends as its last item lands).
+ * An item that starts a burst is timed when its statement began: one that had to wait for the statement
+ * ending the burst before (milliseconds) is timed just before that end, so the check allows 25 ms.
+ */
+function expectRulesKept(ofKey: IDataObject[], quietMs: number, maxItems: number) {
+	const sorted = [...ofKey].sort((a, b) => ms(a.openedAt) - ms(b.openedAt));
+	for (const burst of sorted) {
+		const arrivals = (burst.arrivedAt as string[]).map(ms);
+		expect(arrivals.length).toBeLessThanOrEqual(maxItems);
+		for (let i = 1; i < arrivals.length; i++) {
+			expect(arrivals[i]).toBeGreaterThanOrEqual(arrivals[i - 1]);
+			expect(arrivals[i] - arrivals[i - 1]).toBeLessThan(quietMs + 1);
+		}
+		if (burst.endedBy === 'quiet')
+			expect(ms(burst.endedAt) - arrivals.at(-1)!).toBeCloseTo(quietMs, -1);
+		if (burst.endedBy === 'maxItems') expect(arrivals).toHaveLength(maxItems);
+	}
+	for (let i = 1; i < sorted.length; i++)
+		expect(ms(sorted[i].openedAt)).toBeGreaterThanOrEqual(ms(sorted[i - 1].endedAt) - 25);
+}
+
+let pool: Pool;
+beforeAll(() => (pool = testPool(2)));
+afterAll(() => pool.end());
+
+async function leftInTables(table: string): Promise<{ bursts: number; items: number }> {
+	const tables = burstTables(tableRef('public', table));
+	const { rows } = await pool.query(
+		`SELECT (SELECT count(*) FROM ${tables.bursts})::int AS bursts, (SELECT count(*) FROM ${tables.items})::int AS items`,
+	);
+	return rows[0];
+}
+
+describe('trailing: the work runs once the burst was quiet', () => {
+	it('four messages 60 ms apart: one burst, all four in order, run by the execution of the first; the others leave on Joined', async () => {
+		const table = uniqueTableName('burst');
+		const outputs = await conversation(table, 'c1', [0, 60, 60, 60]);
+		expect(outputs[0][JOINED]).toEqual([]);
+		const [burst] = outputs[0][BURST];
+		expect(numbers(burst)).toEqual([0, 1, 2, 3]);
+		expect(burstOf(burst)).toMatchObject({
+			key: 'c1',
+			count: 4,
+			edge: 'trailing',
+			endedBy: 'quiet',
+			takenOver: false,
+		});
+		expect((burstOf(burst).items as IDataObject[])[2]).toEqual({
+			chat: 'c1',
+			n: 2,
+			text: 'message 2',
+		});
+		// The quiet period runs from the last arrival.
+		const arrivals = (burstOf(burst).arrivedAt as string[]).map(ms);
+		expect(ms(burstOf(burst).endedAt) - arrivals[3]).toBeCloseTo(400, -1);
+		for (const output of outputs.slice(1)) {
+			expect(output[BURST]).toEqual([]);
+			expect(output[JOINED].map((item) => burstOf(item))).toEqual([
+				expect.objectContaining({ id: burstOf(burst).id, key: 'c1', joined: true }),
+			]);
+		}
+		expect(joined(outputs).map((item) => burstOf(item).seq)).toEqual([2, 3, 4]);
+		expect(joined(outputs).map((item) => item.json.n)).toEqual([1, 2, 3]);
+	});
+
+	it('the execution that started the burst returns soon after its quiet period ends', async () => {
+		const table = uniqueTableName('burst');
+		const [[burst]] = await collect(table, 'c2', 0);
+		const returned = Date.now();
+		const ended = ms(burstOf(burst).endedAt);
+		// Both clocks are this machine's: the look comes right after the end the database reported.
+		expect(returned - ended).toBeGreaterThanOrEqual(-5);
+		expect(returned - ended).toBeLessThan(250);
+	});
+
+	it('a gap longer than the quiet period starts a new burst, run by its own first execution', async () => {
+		const table = uniqueTableName('burst');
+		const outputs = await conversation(table, 'c3', [0, 50, 800, 50]);
+		const [first, second] = bursts(outputs);
+		expect(numbers(first)).toEqual([0, 1]);
+		expect(numbers(second)).toEqual([2, 3]);
+		expect(outputs[2][BURST]).toEqual([second]);
+		expect(burstOf(first).id).not.toBe(burstOf(second).id);
+	});
+
+	it('Max Items: a full burst ends at once, and the next message starts another', async () => {
+		const table = uniqueTableName('burst');
+		const started = Date.now();
+		const outputs = await conversation(table, 'c4', [0, 20, 20, 20], {
+			maxItems: 3,
+			quietSeconds: 2,
+		});
+		const [full, rest] = bursts(outputs);
+		expect(numbers(full)).toEqual([0, 1, 2]);
+		expect(burstOf(full).endedBy).toBe('maxItems');
+		// Ended by the third message, not 5 s after it: the holder was woken in this process.
+		expect(ms(burstOf(full).endedAt) - started).toBeLessThan(2000);
+		expect(numbers(rest)).toEqual([3]);
+	}, 20_000);
+
+	it('Max Wait: messages that keep coming are cut into bursts no longer than the maximum wait', async () => {
+		const table = uniqueTableName('burst');
+		const outputs = await conversation(table, 'c5', Array(12).fill(100), {
+			quietSeconds: 0.5,
+			maxWaitSeconds: 0.6,
+		});
+		const all = bursts(outputs);
+		expect(all.length).toBeGreaterThanOrEqual(2);
+		expect(burstOf(all[0]).endedBy).toBe('maxWait');
+		expect(all.flatMap(numbers)).toEqual([...Array(12).keys()]);
+		for (const burst of all) {
+			const arrivals = (burstOf(burst).arrivedAt as string[]).map(ms);
+			expect(arrivals.at(-1)! - arrivals[0]).toBeLessThan(600);
+			expect(ms(burstOf(burst).endedAt) - ms(burstOf(burst).openedAt)).toBeLessThanOrEqual(601);
+		}
+	});
+});
+
+describe('leading: the first message runs at once', () => {
+	it('the first message runs alone at once; those within the quiet period run together when it ends; after a quiet period the next leads again', async () => {
+		const table = uniqueTableName('burst');
+		const rules: Rules = { edge: 'leading', quietSeconds: 0.4 };
+		const sent = Date.now();
+		const [[lead]] = await collect(table, 'c6', 0, rules);
+		expect(Date.now() - sent).toBeLessThan(1000);
+		expect(numbers(lead)).toEqual([0]);
+		expect(burstOf(lead)).toMatchObject({ edge: 'leading', endedBy: 'leading', count: 1 });
+		const rest = await conversation(table, 'c6', [50, 50, 50], rules);
+		const [tail] = bursts(rest);
+		expect(numbers(tail)).toEqual([0, 1, 2]);
+		expect(burstOf(tail)).toMatchObject({ edge: 'trailing', endedBy: 'quiet' });
+		expect(rest[0][BURST]).toEqual([tail]);
+		expect(joined(rest)).toHaveLength(2);
+		await sleep(600);
+		const [[again]] = await collect(table, 'c6', 9, rules);
+		expect(burstOf(again)).toMatchObject({ edge: 'leading', count: 1 });
+		expect(numbers(again)).toEqual([9]);
+	});
+
+	it('a leading message with no follower leaves no burst behind once Completed and flushed', async () => {
+		const table = uniqueTableName('burst');
+		const [[lead]] = await collect(table, 'c7', 0, { edge: 'leading', quietSeconds: 0.2 });
+		await run('complete', [lead], table);
+		await sleep(300);
+		expect(await run('flush', [{ json: {} }], table)).toEqual([[]]);
+		expect(await leftInTables(table)).toEqual({ bursts: 0, items: 0 });
+	});
+});
+
+describe('many executions at once', () => {
+	it('8 chats, 30 messages each from several senders, sent around the quiet period: every message in exactly one burst, each burst run once, split where the rules say', async () => {
+		const table = uniqueTableName('burst');
+		const quietMs = 150;
+		const chats = Array.from({ length: 8 }, (_, i) => `chat${i}`);
+		const sends: Array<Promise<INodeExecutionData[][]>> = [];
+		let seed = 7;
+		const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+		for (const chat of chats) {
+			let at = 0;
+			for (let n = 0; n < 30; n++) {
+				// Gaps from 0 to twice the quiet period, so bursts end while messages are arriving.
+				at += random() * 2 * quietMs;
+				sends.push(
+					sleep(at).then(() =>
+						collect(table, chat, n, { quietSeconds: quietMs / 1000, maxItems: 12 }),
+					),
+				);
+			}
+		}
+		const outputs = await Promise.all(sends);
+		const ran = bursts(outputs);
+
+		// Each burst ran once, and every message is in exactly one of them.
+		const ids = ran.map((burst) => burstOf(burst).id);
+		expect(new Set(ids).size).toBe(ids.length);
+		for (const chat of chats) {
+			const ofChat = ran.filter((burst) => burstOf(burst).key === chat);
+			expect(ofChat.flatMap(numbers).sort((a, b) => Number(a) - Number(b))).toEqual([
+				...Array(30).keys(),
+			]);
+		}
+		// Each Joined message names a burst that ran, and holds the place it has there.
+		for (const item of joined(outputs)) {
+			const burst = ran.find((candidate) => burstOf(candidate).id === burstOf(item).id)!;
+			expect((burstOf(burst).items as IDataObject[])[Number(burstOf(item).seq) - 1]).toEqual({
+				chat: item.json.chat,
+				n: item.json.n,
+				text: item.json.text,
+			});
+		}
+		for (const chat of chats)
+			expectRulesKept(
+				ran.map(burstOf).filter((b) => b.key === chat),
+				quietMs,
+				12,
+			);
+		// Completing every burst leaves the tables empty: nothing was kept twice or left behind.
+		await run('complete', ran, table);
+		expect(await leftInTables(table)).toEqual({ bursts: 0, items: 0 });
+	}, 60_000);
+});
+
+describe('joining while the burst ends', () => {
+	it('40 executions at once around the quiet period’s end, bursts of at most 8: each message in exactly one burst, split where the rules say', async () => {
+		const table = uniqueTableName('burst');
+		const quietMs = 300;
+		const rules = { quietSeconds: quietMs / 1000, maxItems: 8 };
+		const holder = collect(table, 'race', 0, rules);
+		await sleep(quietMs - 40);
+		const racers = Array.from({ length: 40 }, (_, i) =>
+			sleep(i * 2).then(() => collect(table, 'race', i + 1, rules)),
+		);
+		const outputs = [await holder, ...(await Promise.all(racers))];
+		const ran = bursts(outputs).map(burstOf);
+		expect(
+			ran
+				.flatMap((burst) => (burst.items as IDataObject[]).map((json) => json.n))
+				.sort((a, b) => Number(a) - Number(b)),
+		).toEqual([...Array(41).keys()]);
+		expect(new Set(ran.map((burst) => burst.id)).size).toBe(ran.length);
+		expect(ran.length).toBeGreaterThanOrEqual(6);
+		expectRulesKept(ran, quietMs, 8);
+	});
+});
+
+describe('a holder that died loses nothing', () => {
+	/** A holder's execution that died right after storing its message: the burst is started, never waited for. */
+	async function deadHolder(table: string, chat: string, leaseMs: number) {
+		const tables = burstTables(tableRef('public', table));
+		const rules = {
+			edge: 'trailing' as const,
+			quietMs: 200,
+			maxWaitMs: 30_000,
+			maxItems: 50,
+			leaseMs,
+		};
+		await withBurstTables(pool, tables, true, () =>
+			collectItem(
+				pool,
+				undefined,
+				tables,
+				chat,
+				JSON.stringify(message(chat, 0).json),
+				'dead-holder',
+				rules,
+			),
+		);
+	}
+
+	it('Flush Due Bursts takes over a burst whose holder died while it was open, with every message', async () => {
+		const table = uniqueTableName('burst');
+		await deadHolder(table, 'c8', 1000);
+		const joiners = [await collect(table, 'c8', 1), await collect(table, 'c8', 2)];
+		expect(joined(joiners)).toHaveLength(2);
+		expect(await run('flush', [{ json: {} }], table, { leaseSeconds: 60 })).toEqual([[]]);
+		await sleep(1400);
+		const [[taken]] = await run('flush', [{ json: {} }], table, { leaseSeconds: 60 });
+		expect(numbers(taken)).toEqual([0, 1, 2]);
+		expect(burstOf(taken)).toMatchObject({ key: 'c8', takenOver: true, count: 3 });
+		// Taken once: a second flush finds nothing.
+		expect(await run('flush', [{ json: {} }], table)).toEqual([[]]);
+		const [[completed]] = await run('complete', [taken], table);
+		expect(burstOf(completed).completed).toBe(true);
+		expect(await leftInTables(table)).toEqual({ bursts: 0, items: 0 });
+	});
+
+	it('a burst whose work never completed runs again after its lease, and only the new holder completes it', async () => {
+		const table = uniqueTableName('burst');
+		const [[first]] = await collect(table, 'c9', 0, { leaseSeconds: 1, quietSeconds: 0.1 });
+		await sleep(1200);
+		const [[again]] = await run('flush', [{ json: {} }], table);
+		expect(burstOf(again).id).toBe(burstOf(first).id);
+		expect(burstOf(again).claimId).not.toBe(burstOf(first).claimId);
+		expect(burstOf((await run('complete', [first], table))[0][0]).completed).toBe(false);
+		expect(burstOf((await run('complete', [again], table))[0][0]).completed).toBe(true);
+	});
+
+	it("the next burst of the key takes over the dead holder's burst and runs it first", async () => {
+		const table = uniqueTableName('burst');
+		await deadHolder(table, 'c10', 300);
+		await sleep(700);
+		const [[older, own]] = await collect(table, 'c10', 1, { quietSeconds: 0.2 });
+		expect(numbers(older)).toEqual([0]);
+		expect(burstOf(older).takenOver).toBe(true);
+		expect(numbers(own)).toEqual([1]);
+	});
+
+	it('Release ends the lease at once: the next flush runs the burst again', async () => {
+		const table = uniqueTableName('burst');
+		const [[first]] = await collect(table, 'c11', 0, { quietSeconds: 0.1 });
+		expect(burstOf((await run('release', [first], table))[0][0]).released).toBe(true);
+		const [[again]] = await run('flush', [{ json: {} }], table);
+		expect(numbers(again)).toEqual([0]);
+	});
+});
+
+describe('the node around the store', () => {
+	it('answers the webhook once the items are stored, long before the burst ends', async () => {
+		const table = uniqueTableName('burst');
+		const answered: Array<{ at: number; response: unknown }> = [];
+		const started = Date.now();
+		const [[burst]] = await run(
+			'collect',
+			[message('c12', 0)],
+			table,
+			{
+				quietSeconds: 1,
+				options: { answerWhenStored: true },
+			},
+			(context) =>
+				Object.assign(context, {
+					sendResponse: async (response: unknown) => answered.push({ at: Date.now(), response }),
+				}),
+		);
+		expect(answered).toEqual([
+			{ at: expect.any(Number), response: { statusCode: 200, body: { status: 'received' } } },
+		]);
+		expect(answered[0].at - started).toBeLessThan(800);
+		expect(numbers(burst)).toEqual([0]);
+	});
+
+	it('Item ID: a redelivered message is collected once, while its burst is open and after it ran', async () => {
+		const table = uniqueTableName('burst');
+		const withId = { quietSeconds: 0.3, options: { itemId: '={{ $json.n }}' } };
+		const send = (n: number) => run('collect', [message('c16', n)], table, withId);
+		const holder = send(1);
+		await stored(table, 'c16', 1, { value: false });
+		const repeats = await Promise.all([send(1), send(2), send(2)]);
+		const [[burst]] = await holder;
+		expect(numbers(burst)).toEqual([1, 2]);
+		const marks = joined(repeats).map((item) => burstOf(item));
+		expect(marks.filter((mark) => mark.duplicate === true)).toHaveLength(2);
+		expect(marks.filter((mark) => mark.joined === true)).toHaveLength(1);
+		await run('complete', [burst], table);
+		const [ranAgain, [late]] = await send(2);
+		expect(ranAgain).toEqual([]);
+		expect(burstOf(late)).toMatchObject({ duplicate: true, key: 'c16', id: null });
+		// The IDs are claims in the claim table, which Purge keeps in check.
+		const { rows } = await pool.query(`SELECT key FROM ${table} ORDER BY key`);
+		expect(rows.map((row) => row.key)).toEqual(['burst:["c16","1"]', 'burst:["c16","2"]']);
+	});
+
+	it('creates its tables when missing, and names them when it may not', async () => {
+		const table = uniqueTableName('burst');
+		await expect(
+			run('collect', [message('c13', 0)], table, { options: { createTable: false } }),
+		).rejects.toThrow(
+			new RegExp(
+				`burst tables public\\.${table}_bursts and public\\.${table}_burst_items do not exist`,
+			),
+		);
+		const [[burst]] = await collect(table, 'c13', 0, { quietSeconds: 0.05 });
+		expect(numbers(burst)).toEqual([0]);
+	});
+
+	it('refuses an item without a burst key, naming it; under the error output the others are still collected', async () => {
+		const table = uniqueTableName('burst');
+		const items: INodeExecutionData[] = [message('c14', 0), { json: { n: 1 } }];
+		await expect(run('collect', items, table)).rejects.toThrow(/Item 1: the burst key is empty/);
+		const context = (onError: 'continueErrorOutput' | 'continueRegularOutput') =>
+			executeContext(items, {
+				parameters: {
+					operation: 'collect',
+					edge: 'trailing',
+					quietSeconds: 0.05,
+					maxWaitSeconds: 5,
+					maxItems: 5,
+					leaseSeconds: 60,
+					options: { table },
+				},
+				perItem: (name, index) => expressions(items[index])[name],
+				credentials,
+				nodeType: 'idempotencyBurst',
+				onError,
+			});
+		const [toError, joinedOutput] = await node.execute.call(context('continueErrorOutput'));
+		expect(toError.map((item) => item.json.error ?? numbers(item))).toEqual(['bad_delivery', [0]]);
+		expect(joinedOutput).toEqual([]);
+		// Under the regular output the failed item must not reach the work: it leaves on Joined.
+		const [work, aside] = await node.execute.call(context('continueRegularOutput'));
+		expect(work.map(numbers)).toEqual([[0]]);
+		expect(aside.map((item) => item.json.error)).toEqual(['bad_delivery']);
+	});
+
+	it('refuses an operation it does not offer', async () => {
+		await expect(run('drop', [message('c15', 0)], uniqueTableName('burst'))).rejects.toThrow(
+			/Parameter "operation" is "drop", which this node does not offer/,
+		);
+	});
+});

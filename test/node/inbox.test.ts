@@ -1,0 +1,313 @@
+/**
+ * The inbox, through the nodes on real Postgres: Keep Event stores the delivery with its claim, Retry Later
+ * makes it due after a backoff, Take Due Events takes due events over (never one event to two takers, nor
+ * to a taker and the sender's own retry), Max Attempts parks a dead letter that List Stuck Claims shows and
+ * Requeue puts back. Time is moved by moving the claim's lease_until, the one clock the inbox reads.
+ */
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
+import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
+import { executeContext, webhookItem } from '../../harness/node/executeContext';
+import { testCredentials, testPool, uniqueTableName } from '../support/database';
+
+const admin = testPool(2);
+afterAll(() => admin.end());
+
+const claimNode = new IdempotencyClaim();
+const keyNode = new IdempotencyKey();
+
+const delivery = (id: string, extra: Record<string, string> = {}) =>
+	webhookItem(JSON.stringify({ id, type: 'push', note: 'café' }), {
+		'x-github-event': 'push',
+		'x-hub-signature-256': 'sha256=secret-looking',
+		...extra,
+	});
+
+function claim(items: INodeExecutionData[], table: string, extra: IDataObject = {}) {
+	return claimNode.execute.call(
+		executeContext(items, {
+			parameters: {
+				keySource: 'auto',
+				claimMode: 'lease',
+				leaseSeconds: 300,
+				keepEvent: true,
+				keptHeaders: 'X-GitHub-Event',
+				options: { table },
+				...extra,
+			},
+			credentials: testCredentials(),
+			continueOnFail: true,
+		}),
+	);
+}
+
+/** The Key node on items that carry idempotency.key and idempotency.claimId, as the templates map them. */
+function keyOperation(
+	operation: string,
+	items: INodeExecutionData[],
+	table: string,
+	extra: IDataObject = {},
+) {
+	return keyNode.execute.call(
+		executeContext(items.length > 0 ? items : [{ json: {} }], {
+			parameters: { operation, options: { table }, ...extra },
+			perItem: (name, index) => {
+				const result = (items[index]?.json.idempotency ?? {}) as IDataObject;
+				if (name === 'key') return result.key;
+				if (name === 'claimId') return result.claimId;
+				return undefined;
+			},
+			credentials: testCredentials(),
+			nodeName: 'Idempotency Key',
+			nodeType: 'idempotencyKey',
+		}),
+	);
+}
+
+const takeDue = (table: string, extra: IDataObject = {}) =>
+	keyOperation('takeDue', [], table, { maxEvents: 100, leaseSeconds: 300, ...extra });
+const retryLater = (items: INodeExecutionData[], table: string, extra: IDataObject = {}) =>
+	keyOperation('retryLater', items, table, {
+		errorMessage: 'the shipping API answered 502',
+		backoff: { baseSeconds: 60, jitter: 0 },
+		...extra,
+	});
+/** Moves every lease of the table into the past: whatever is held, or scheduled, is due now. */
+const makeDue = (table: string) =>
+	admin.query(
+		`UPDATE ${table} SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'`,
+	);
+const eventRows = async (table: string) =>
+	(
+		await admin.query(
+			`SELECT key, attempts, dead_at IS NOT NULL AS dead, last_error, content_type, headers, convert_from(body, 'UTF8') AS body FROM ${table}_events ORDER BY key`,
+		)
+	).rows;
+
+describe('Keep Event', () => {
+	it('keeps the raw bytes, the content type and the named headers with the claim; Complete drops them', async () => {
+		const table = uniqueTableName('inbox');
+		const item = delivery('evt_keep');
+		const [[created]] = await claim([item], table);
+		expect(await eventRows(table)).toEqual([
+			{
+				key: 'evt:evt_keep',
+				attempts: 1,
+				dead: false,
+				last_error: null,
+				content_type: 'application/json',
+				// Only the header named; the signature is not kept.
+				headers: { 'x-github-event': 'push' },
+				body: '{"id":"evt_keep","type":"push","note":"café"}',
+			},
+		]);
+		const [[done]] = await keyOperation('complete', [created], table);
+		expect(done.json.idempotency).toMatchObject({ completed: true });
+		expect(await eventRows(table)).toEqual([]);
+	});
+
+	it('a batch keeps each new key’s event in the same statement; a repeat within it keeps none twice', async () => {
+		const table = uniqueTableName('inbox');
+		const [created, repeats] = await claim(
+			[delivery('evt_b1'), delivery('evt_b2'), delivery('evt_b1')],
+			table,
+		);
+		expect(created).toHaveLength(2);
+		expect(repeats).toHaveLength(1);
+		expect((await eventRows(table)).map(({ key, attempts }) => ({ key, attempts }))).toEqual([
+			{ key: 'evt:evt_b1', attempts: 1 },
+			{ key: 'evt:evt_b2', attempts: 1 },
+		]);
+	});
+
+	it('Release drops the kept event with its claim', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_rel')], table);
+		await keyOperation('release', [created], table);
+		expect(await eventRows(table)).toEqual([]);
+		expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
+	});
+
+	it('an event past Max Event Size is refused naming its size, and nothing is claimed', async () => {
+		const table = uniqueTableName('inbox');
+		const big = webhookItem(JSON.stringify({ id: 'evt_big', pad: 'x'.repeat(2048) }));
+		// Under "Continue (using error output)" the refused item leaves New holding only its error.
+		const [[refused, claimed]] = await claim([big, delivery('evt_small')], table, {
+			maxEventKib: 1,
+		});
+		expect(refused.json).toEqual({
+			error: 'configuration',
+			message:
+				'Item 0: the event is 2.0 KiB, past Max Event Size (1 KiB); nothing was claimed: raise Max Event Size, or keep fewer headers',
+		});
+		expect(claimed.json.idempotency).toMatchObject({ key: 'evt:evt_small', isNew: true });
+		const keys = (await admin.query(`SELECT key FROM ${table} ORDER BY key`)).rows;
+		expect(keys).toEqual([{ key: 'evt:evt_small' }]);
+	});
+
+	it('without Keep Event no event table is made: a table that keeps no events costs what it did', async () => {
+		const table = uniqueTableName('inbox');
+		await claim([delivery('evt_plain')], table, { keepEvent: false });
+		const { rows } = await admin.query('SELECT to_regclass($1) AS events', [`${table}_events`]);
+		expect(rows[0].events).toBeNull();
+		expect(await takeDue(table)).toEqual([[]]);
+	});
+});
+
+describe('Retry Later and Take Due Events', () => {
+	it('records the error and the attempt, is due after the backoff, and is taken then as the Webhook node would output it', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_retry')], table);
+		const before = Date.now();
+		const [[scheduled]] = await retryLater([created], table);
+		expect(scheduled.json.idempotency).toMatchObject({
+			operation: 'retryLater',
+			status: 'scheduled',
+			attempts: 1,
+			lastError: 'the shipping API answered 502',
+		});
+		const dueAt = Date.parse((scheduled.json.idempotency as IDataObject).dueAt as string);
+		expect(dueAt - before).toBeGreaterThan(55_000);
+		expect(dueAt - before).toBeLessThan(65_000);
+		// Not due yet: nothing to take, and the sender's retry is told it is in progress.
+		expect(await takeDue(table)).toEqual([[]]);
+		const [, [retry]] = await claim([delivery('evt_retry')], table);
+		expect(retry.json.idempotency).toMatchObject({ duplicateKind: 'in_progress' });
+
+		await makeDue(table);
+		const [[taken]] = await takeDue(table);
+		expect(taken.json).toMatchObject({
+			headers: { 'content-type': 'application/json', 'x-github-event': 'push' },
+			params: {},
+			query: {},
+			body: { id: 'evt_retry', type: 'push', note: 'café' },
+			idempotency: {
+				key: 'evt:evt_retry',
+				isNew: true,
+				status: 'processing',
+				source: 'inbox',
+				attempts: 2,
+				lastError: 'the shipping API answered 502',
+			},
+		});
+		expect(Buffer.from(taken.binary!.data.data, 'base64').toString('utf8')).toBe(
+			'{"id":"evt_retry","type":"push","note":"café"}',
+		);
+		// The taker holds the claim now: the first holder's claim ID no longer completes it.
+		expect((taken.json.idempotency as IDataObject).claimId).not.toBe(
+			(created.json.idempotency as IDataObject).claimId,
+		);
+		expect(await takeDue(table)).toEqual([[]]);
+		const [[done]] = await keyOperation('complete', [taken], table);
+		expect(done.json.idempotency).toMatchObject({ completed: true });
+		expect(await eventRows(table)).toEqual([]);
+	});
+
+	it('an execution that died (its lease ran out, no Complete, no Retry Later) is taken too', async () => {
+		const table = uniqueTableName('inbox');
+		await claim([delivery('evt_dead')], table);
+		expect(await takeDue(table)).toEqual([[]]);
+		await makeDue(table);
+		const [[taken]] = await takeDue(table);
+		expect(taken.json.idempotency).toMatchObject({ key: 'evt:evt_dead', attempts: 2 });
+	});
+
+	it('after Max Attempts the event is a dead letter: never taken, listed with its last error, kept by Purge, put back by Requeue', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_poison')], table);
+		await retryLater([created], table, { maxAttempts: 2 });
+		await makeDue(table);
+		const [[second]] = await takeDue(table, { maxAttempts: 2 });
+		const [[parked]] = await retryLater([second], table, {
+			maxAttempts: 2,
+			errorMessage: 'poison: cannot parse order',
+		});
+		expect(parked.json.idempotency).toMatchObject({ status: 'dead_letter', attempts: 2 });
+		await makeDue(table);
+		expect(await takeDue(table, { maxAttempts: 2 })).toEqual([[]]);
+		// A sender's retry does not run it either: its lease never ends.
+		const [, [retry]] = await claim([delivery('evt_poison')], table);
+		expect(retry.json.idempotency).toMatchObject({
+			duplicateKind: 'in_progress',
+			leaseUntil: 'infinity',
+		});
+
+		const [listed] = await keyOperation('listStuck', [], table, { stuckAfterMinutes: 0 });
+		expect(listed.map((item) => item.json)).toEqual([
+			expect.objectContaining({
+				kind: 'dead_letter',
+				key: 'evt:evt_poison',
+				attempts: 2,
+				lastError: 'poison: cannot parse order',
+			}),
+		]);
+		await admin.query(`UPDATE ${table} SET first_seen = now() - interval '90 days'`);
+		await keyOperation('purge', [], table, { olderThanDays: 30 });
+		expect(await eventRows(table)).toMatchObject([{ key: 'evt:evt_poison', dead: true }]);
+
+		const [[requeued]] = await keyOperation(
+			'requeue',
+			[{ json: { idempotency: { key: 'evt:evt_poison' } } }],
+			table,
+		);
+		expect(requeued.json.idempotency).toEqual({
+			key: 'evt:evt_poison',
+			operation: 'requeue',
+			requeued: true,
+		});
+		const [[again]] = await takeDue(table, { maxAttempts: 2 });
+		expect(again.json.idempotency).toMatchObject({ key: 'evt:evt_poison', attempts: 1 });
+	});
+
+	it('a run that died on its last attempt is parked by Take Due Events, not taken', async () => {
+		const table = uniqueTableName('inbox');
+		await claim([delivery('evt_last')], table);
+		await makeDue(table);
+		expect(await takeDue(table, { maxAttempts: 1 })).toEqual([[]]);
+		expect(await eventRows(table)).toMatchObject([
+			{ key: 'evt:evt_last', dead: true, last_error: expect.stringMatching(/execution died/) },
+		]);
+	});
+
+	it('takes at most Max Events per run, the longest due first', async () => {
+		const table = uniqueTableName('inbox');
+		for (const id of ['a', 'b', 'c']) await claim([delivery(`evt_${id}`)], table);
+		await admin.query(
+			`UPDATE ${table} SET lease_until = now() - (CASE key WHEN 'evt:evt_b' THEN 3 WHEN 'evt:evt_c' THEN 2 ELSE 1 END) * interval '1 minute'`,
+		);
+		const [first] = await takeDue(table, { maxEvents: 2 });
+		expect(first.map((item) => (item.json.idempotency as IDataObject).key).sort()).toEqual([
+			'evt:evt_b',
+			'evt:evt_c',
+		]);
+		const [rest] = await takeDue(table, { maxEvents: 2 });
+		expect(rest.map((item) => (item.json.idempotency as IDataObject).key)).toEqual(['evt:evt_a']);
+	});
+});
+
+describe('one run per due event, whoever asks', () => {
+	it('two Take Due Events runs and the senders’ own retries at the same moment: each event is run by exactly one of them', async () => {
+		const table = uniqueTableName('inbox');
+		const ids = Array.from({ length: 40 }, (_, i) => `evt_race_${i}`);
+		for (let round = 0; round < 3; round++) {
+			for (const id of ids) await claim([delivery(`${id}_${round}`)], table);
+			await makeDue(table);
+			const [takerA, takerB, ...retries] = await Promise.all([
+				takeDue(table),
+				takeDue(table),
+				...ids.map((id) => claim([delivery(`${id}_${round}`)], table)),
+			]);
+			const runs = new Map<string, number>();
+			const count = (key: unknown) => runs.set(key as string, (runs.get(key as string) ?? 0) + 1);
+			for (const item of [...takerA[0], ...takerB[0]])
+				count((item.json.idempotency as IDataObject).key);
+			for (const [newItems] of retries)
+				for (const item of newItems) count((item.json.idempotency as IDataObject).key);
+			expect(runs.size).toBe(ids.length);
+			expect([...runs.values()].every((n) => n === 1)).toBe(true);
+			await admin.query(`UPDATE ${table} SET lease_until = NULL, claim_token = NULL`);
+			await admin.query(`DELETE FROM ${table}_events`);
+		}
+	});
+});

@@ -1,0 +1,376 @@
+/**
+ * The inbox in real n8n, as the inbox e2e suites run it (test/e2e/inbox*.e2e.test.ts): the shipped GitHub
+ * template (Keep Event, Retry Later) and Retry Due Events workflow with the settings a suite needs; a
+ * sender that never retries (GitHub's way: one signed delivery per event); a business step whose failures
+ * are planned per attempt (a trigger on business_log, so it holds whichever workflow writes business_log);
+ * and the outcome read from Postgres: every good event's business row once, the poison ones dead letters,
+ * nothing left processing.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+
+import {
+	IDEMPOTENCY_CREDENTIAL,
+	SIGNING_CREDENTIAL,
+	TEMPLATE_SIGNING_SECRET,
+} from '../../harness/n8n/credentials';
+import type { WorkflowJson } from '../../harness/n8n/workflows';
+import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
+import { deliver } from '../../harness/webhooks/deliver';
+import { seededRandom } from '../../harness/webhooks/seededRandom';
+import { githubHeader } from '../../harness/webhooks/signers';
+import { templateVariant, type NodeChange } from '../e2e/fixtures/templateVariants';
+
+/** A failure planned for every attempt: the event can only end as a dead letter. */
+export const POISON = 1000;
+
+const SCHEDULE_TRIGGER = 'n8n-nodes-base.scheduleTrigger';
+
+export interface InboxWorkflowOptions {
+	maxAttempts: number;
+	/** Claim With Lease's lease and Take Due Events' lease, in seconds (default: the templates' own). */
+	leaseSeconds?: number;
+	/** Retry Later's backoff (default: the templates' own). */
+	backoff?: { baseSeconds: number; factor: number; capSeconds: number; jitter: number };
+	/** Copies of the retry workflow (default one), each a workflow of its own. */
+	retryWorkflows?: number;
+	/** Each copy's Schedule Trigger fires every this many seconds (a divisor of 60) instead of every minute. */
+	scheduleEverySeconds?: number;
+}
+
+/** The GitHub template and the Retry Due Events workflow(s), as shipped but for these settings. */
+export function inboxWorkflows(options: InboxWorkflowOptions): {
+	github: WorkflowJson;
+	retryDue: WorkflowJson[];
+} {
+	const credentials = {
+		idempotencyWebhookSigningApi: SIGNING_CREDENTIAL,
+		idempotencyPostgresApi: IDEMPOTENCY_CREDENTIAL,
+	};
+	const lease = options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds };
+	const retryLater: NodeChange = {
+		parameters: {
+			maxAttempts: options.maxAttempts,
+			...(options.backoff ? { backoff: options.backoff } : {}),
+		},
+	};
+	const github = templateVariant('github-template.json', {
+		credentials,
+		nodes: { 'Idempotency Claim': { parameters: lease }, 'Retry Later': retryLater },
+	});
+	const retryDue = Array.from({ length: options.retryWorkflows ?? 1 }, (_, index) => {
+		const workflow = templateVariant('retry-due-events.json', {
+			credentials,
+			nodes: {
+				'Take Due Events': { parameters: { maxAttempts: options.maxAttempts, ...lease } },
+				'Retry Later': retryLater,
+			},
+		});
+		if (options.retryWorkflows !== undefined) workflow.name += ` (${index + 1})`;
+		if (options.scheduleEverySeconds !== undefined) {
+			const schedules = workflow.nodes.filter((node) => node.type === SCHEDULE_TRIGGER);
+			if (schedules.length !== 1)
+				throw new Error(
+					`retry-due-events.json has ${schedules.length} Schedule Triggers; adapt this`,
+				);
+			schedules[0].parameters = {
+				...schedules[0].parameters,
+				rule: {
+					interval: [{ field: 'seconds', secondsInterval: options.scheduleEverySeconds }],
+				},
+			};
+		}
+		return workflow;
+	});
+	return { github, retryDue };
+}
+
+/**
+ * The two storms' settings (one process and queue mode): a lease longer than a business step and a
+ * Complete riding out the restart, short backoffs and two retry workflows every 3 s, so a storm drains in
+ * seconds on the real clock.
+ */
+export const STORM = {
+	maxAttempts: 4,
+	leaseSeconds: 20,
+	scheduleEverySeconds: 3,
+	restartDownMs: 3_000,
+};
+
+export function stormWorkflows(): {
+	github: WorkflowJson;
+	retryDue: WorkflowJson[];
+	retryIds: string[];
+} {
+	const { github, retryDue } = inboxWorkflows({
+		maxAttempts: STORM.maxAttempts,
+		leaseSeconds: STORM.leaseSeconds,
+		backoff: { baseSeconds: 1, factor: 2, capSeconds: 4, jitter: 0.2 },
+		retryWorkflows: 2,
+		scheduleEverySeconds: STORM.scheduleEverySeconds,
+	});
+	return { github, retryDue, retryIds: retryDue.map((workflow) => workflow.id) };
+}
+
+/**
+ * Planned business-step outcomes, decided by the attempt the event is on (the event table's count, which the
+ * inbox keeps): attempt ≤ failures raises; on attempt `slow_attempt` the step first sleeps `slow_seconds`
+ * (long enough to kill n8n or a worker under it, or to lock the claim row before Complete). The server
+ * drops the statement of a client that is gone (client_connection_check_interval), so a step whose n8n
+ * was killed never commits. Run as the app database's owner.
+ */
+export const INBOX_PLAN_SQL = `
+	CREATE TABLE inbox_plan (
+		event_key text PRIMARY KEY,
+		failures integer NOT NULL,
+		slow_attempt integer,
+		slow_seconds double precision NOT NULL DEFAULT 0
+	);
+	CREATE FUNCTION inbox_planned_failure() RETURNS trigger LANGUAGE plpgsql AS $$
+	DECLARE planned inbox_plan; attempt integer;
+	BEGIN
+		SELECT * INTO planned FROM inbox_plan WHERE event_key = NEW.event_key;
+		IF FOUND THEN
+			SELECT attempts INTO attempt FROM processed_events_events WHERE key = NEW.event_key;
+			-- No kept event (Keep Event off: the Release behaviour): every run counts as the first.
+			attempt := coalesce(attempt, 1);
+			IF attempt = planned.slow_attempt THEN PERFORM pg_sleep(planned.slow_seconds); END IF;
+			IF attempt <= planned.failures THEN
+				RAISE EXCEPTION 'planned business failure (attempt %) of %', attempt, NEW.event_key;
+			END IF;
+		END IF;
+		RETURN NEW;
+	END $$;
+	CREATE TRIGGER inbox_planned_failure BEFORE INSERT ON business_log
+		FOR EACH ROW EXECUTE FUNCTION inbox_planned_failure();
+	-- Who wrote each business row (the connection's application_name: PGAPPNAME of the n8n process).
+	ALTER TABLE business_log ADD COLUMN written_by text DEFAULT current_setting('application_name');
+	DO $$ BEGIN
+		EXECUTE format('ALTER DATABASE %I SET client_connection_check_interval = %L', current_database(), '200ms');
+	END $$;`;
+
+export interface PlannedEvent {
+	delivery: string;
+	key: string;
+	/** Attempts that fail (POISON: all of them). */
+	failures: number;
+	slow?: { attempt: number; seconds: number };
+}
+
+export function plannedEvent(
+	failures: number,
+	slow?: { attempt: number; seconds: number },
+): PlannedEvent {
+	const delivery = randomUUID();
+	return { delivery, key: `evt:${delivery}`, failures, slow };
+}
+
+export const isPoison = (event: PlannedEvent) => event.failures >= POISON;
+
+/**
+ * A storm's ordinary events: the first `poison` fail always, every tenth of the rest fails once, the others
+ * succeed; shuffled by the seed, so the failures land all through the storm and a run can be repeated.
+ */
+export function stormEvents(count: number, poison: number, seed: number): PlannedEvent[] {
+	const random = seededRandom(seed);
+	const events = Array.from({ length: count }, (_, i) =>
+		plannedEvent(i < poison ? POISON : i % 10 === 0 ? 1 : 0),
+	);
+	for (let i = events.length - 1; i > 0; i--) {
+		const j = Math.floor(random() * (i + 1));
+		[events[i], events[j]] = [events[j], events[i]];
+	}
+	return events;
+}
+
+export async function fillPlan(pool: Pool, events: PlannedEvent[]): Promise<void> {
+	await pool.query(
+		`INSERT INTO inbox_plan (event_key, failures, slow_attempt, slow_seconds)
+		 SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::float8[])`,
+		[
+			events.map((e) => e.key),
+			events.map((e) => e.failures),
+			events.map((e) => e.slow?.attempt ?? null),
+			events.map((e) => e.slow?.seconds ?? 0),
+		],
+	);
+}
+
+/** The event as GitHub delivers it: a push, signed with the template's secret. */
+export function signedDelivery(event: PlannedEvent): {
+	body: string;
+	headers: Record<string, string>;
+} {
+	const body = JSON.stringify({ ref: 'refs/heads/main', after: event.delivery.replace(/-/g, '') });
+	return {
+		body,
+		headers: {
+			'x-github-event': 'push',
+			'x-github-delivery': event.delivery,
+			'x-hub-signature-256': githubHeader(TEMPLATE_SIGNING_SECRET, body),
+		},
+	};
+}
+
+/** What the sender heard for a delivery: `200 processed`, `202 accepted`, …, or `no answer`. */
+export type SenderAnswer = string;
+export const NO_ANSWER = 'no answer';
+
+/** One delivery of this event, never retried: its answer as the sender heard it. */
+export async function deliverOnce(url: string, event: PlannedEvent): Promise<SenderAnswer> {
+	const { body, headers } = signedDelivery(event);
+	try {
+		const answer = await deliver(url, body, headers);
+		return `${answer.status} ${String(answer.body.status ?? '')}`.trim();
+	} catch {
+		return NO_ANSWER;
+	}
+}
+
+/** Each event delivered once, `concurrency` in flight; answers by key. */
+export async function deliverEachOnce(
+	url: string,
+	events: PlannedEvent[],
+	concurrency: number,
+	answers: Map<string, SenderAnswer>,
+): Promise<void> {
+	const queue = [...events];
+	await Promise.all(
+		Array.from({ length: concurrency }, async () => {
+			for (let event = queue.shift(); event; event = queue.shift())
+				answers.set(event.key, await deliverOnce(url, event));
+		}),
+	);
+}
+
+/**
+ * Today's figure beside the inbox's: with the Release template (no kept event) an event whose only delivery
+ * was not answered "processed" (its business step failed: Release, 500; it died with n8n: no answer; the
+ * claim's database was away: 503) is lost, because the sender never asks again. By the answer heard.
+ */
+export function lostWithoutKeptEvents(answers: Map<string, SenderAnswer>): {
+	lost: number;
+	byAnswer: Record<string, number>;
+} {
+	const byAnswer = answersHeard(answers);
+	delete byAnswer['200 processed'];
+	return { lost: Object.values(byAnswer).reduce((sum, n) => sum + n, 0), byAnswer };
+}
+
+/** The answers the sender heard, counted by answer. */
+export function answersHeard(answers: Map<string, SenderAnswer>): Record<string, number> {
+	const counts: Record<string, number> = {};
+	for (const answer of answers.values()) counts[answer] = (counts[answer] ?? 0) + 1;
+	return counts;
+}
+
+/** Claims held or scheduled (not completed, not dead letters: their lease is infinity). */
+export async function processingLeft(pool: Pool): Promise<number> {
+	const { rows } = await pool.query(
+		"SELECT count(*)::int AS n FROM processed_events WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'",
+	);
+	return rows[0].n as number;
+}
+
+/** Everything held or scheduled is due now (the one clock the inbox reads); dead letters stay parked. */
+export async function makeDue(pool: Pool): Promise<void> {
+	await pool.query(
+		"UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'",
+	);
+}
+
+export interface InboxOutcome {
+	good: number;
+	/** Good events with no business row. */
+	lost: string[];
+	/** Events with more than one business row. */
+	doubled: string[];
+	/** Claims still held or scheduled. */
+	stuck: number;
+	/** Keys parked as dead letters. */
+	deadLetters: string[];
+	/** Poison events that reached the business table. */
+	poisonRan: string[];
+}
+
+/** The outcome in words: "297 good events, 0 lost, 0 doubled, 0 stuck, 3 dead letters (3 poison)". */
+export function outcomeInWords(outcome: InboxOutcome, events: PlannedEvent[]): string {
+	return (
+		`${outcome.good} good events, ${outcome.lost.length} lost, ${outcome.doubled.length} doubled, ` +
+		`${outcome.stuck} stuck, ${outcome.deadLetters.length} dead letters (${events.filter(isPoison).length} poison)`
+	);
+}
+
+/** The outcome as Postgres holds it. */
+export async function inboxOutcome(pool: Pool, events: PlannedEvent[]): Promise<InboxOutcome> {
+	const good = events.filter((e) => !isPoison(e)).map((e) => e.key);
+	const poison = events.filter(isPoison).map((e) => e.key);
+	const rows = await businessRowsPerKey(
+		pool,
+		events.map((e) => e.key),
+	);
+	const { rows: dead } = await pool.query<{ key: string }>(
+		'SELECT key FROM processed_events_events WHERE dead_at IS NOT NULL',
+	);
+	return {
+		good: good.length,
+		lost: good.filter((key) => !rows[key]),
+		doubled: Object.keys(rows).filter((key) => rows[key] > 1),
+		stuck: await processingLeft(pool),
+		deadLetters: dead.map((row) => row.key).sort(),
+		poisonRan: poison.filter((key) => rows[key]),
+	};
+}
+
+/**
+ * Drained as promised: every good event's business row exactly once, nothing doubled or stuck, exactly the
+ * poison events kept as dead letters (after Max Attempts), and no other event kept.
+ */
+export async function expectDrained(
+	pool: Pool,
+	events: PlannedEvent[],
+	maxAttempts: number,
+): Promise<InboxOutcome> {
+	const outcome = await inboxOutcome(pool, events);
+	const poison = events.filter(isPoison).map((e) => e.key);
+	expect(outcome.lost).toEqual([]);
+	expect(outcome.doubled).toEqual([]);
+	expect(outcome.poisonRan).toEqual([]);
+	expect(outcome.stuck).toBe(0);
+	const { rows: kept } = await pool.query<{ key: string }>(
+		'SELECT key, dead_at IS NOT NULL AS dead, attempts FROM processed_events_events',
+	);
+	expect(kept.sort((a, b) => (a.key < b.key ? -1 : 1))).toEqual(
+		[...poison].sort().map((key) => ({ key, dead: true, attempts: maxAttempts })),
+	);
+	return outcome;
+}
+
+/**
+ * Waits until nothing is held or scheduled any more (and `alsoDone`, when given, holds), for at most
+ * `timeoutMs`; then the outcome check says what is left, key by key, rather than a time-out.
+ */
+export async function waitUntilDrained(
+	pool: Pool,
+	timeoutMs: number,
+	alsoDone: () => Promise<boolean> = async () => true,
+): Promise<void> {
+	await waitFor(
+		async () => (await processingLeft(pool)) === 0 && (await alsoDone()),
+		timeoutMs,
+		'drained',
+	).catch(() => undefined);
+}
+
+/** Polls `check` every 50 ms until it holds. */
+export async function waitFor(
+	check: () => Promise<boolean>,
+	timeoutMs: number,
+	what = 'the condition',
+): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await check())) {
+		if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
+}
