@@ -6,7 +6,9 @@
  * answers that make it retry (5xx, or 409 while another delivery runs) until the event is processed; the
  * template's 503 names the fault and the host (when n8n's data lives on the same server, n8n cannot record
  * the execution and answers 500 itself); after recovery every event has run its business step exactly once
- * and its claim is completed. Needs root (the small filesystem is a tmpfs).
+ * and its claim is completed. The one exception, shown and allowed here only when n8n's own data fills up
+ * too: n8n may fail to save the business sub-workflow's execution after its write committed and report the
+ * step failed, so that event runs twice. Needs root (the small filesystem is a tmpfs).
  */
 import type { Pool } from 'pg';
 
@@ -78,6 +80,11 @@ function faultSuite(sameServer: boolean): void {
 					suite,
 					'disk',
 					nodeAnswer && new RegExp(`${nodeAnswer.source}is out of disk space \\(could not `),
+					// With n8n's own data on the full disk, n8n can fail to save the business sub-workflow's
+					// execution after its write committed and report the step failed: the template schedules the
+					// event again and its step runs a second time (docs/deploying.md, "n8n's own database is on the
+					// same server"). Only such an event may run twice, and only twice.
+					sameServer,
 					async () => {
 						// A claim table with room left in its pages takes a few more rows on a full disk: at fillfactor
 						// 10 every few claims need a new page, as in a table that keeps growing.
@@ -109,6 +116,7 @@ function faultSuite(sameServer: boolean): void {
 							// A claim that keeps its event is one SELECT with data-modifying CTEs: Postgres names it so.
 							`${nodeAnswer.source}is read-only \\(cannot execute (?:INSERT|SELECT) in a read-only transaction\\)`,
 						),
+					false,
 					async () => {
 						await suite.server!.restartAsStandby();
 						await new Promise((resolve) => setTimeout(resolve, FAULT_MS));
@@ -127,6 +135,7 @@ async function stormThrough(
 	suite: Suite,
 	tag: string,
 	nodeAnswer: RegExp | undefined,
+	rerunAfterReportedFailure: boolean,
 	fault: () => Promise<void>,
 ): Promise<void> {
 	const { admin, n8n, executions } = suite as Required<Suite>;
@@ -136,9 +145,12 @@ async function stormThrough(
 	let faulted: Promise<void> | undefined;
 	const retryAnswers: Record<string, number> = {};
 	const processed = new Map<string, number>();
+	/** Events whose business step n8n reported failed (the template's 500 `failed` answers). */
+	const reportedFailed = new Set<string>();
 	const onAnswer = ({ event, status, body }: ProviderAnswer) => {
 		if (status === 200 && body.status === 'processed')
 			processed.set(event.key, (processed.get(event.key) ?? 0) + 1);
+		if (status === 500 && body.status === 'failed') reportedFailed.add(event.key);
 		if (status < 200 || status >= 300) {
 			const label = `${status} ${String(body.message ?? body.status ?? body.error ?? '')}`;
 			retryAnswers[label] = (retryAnswers[label] ?? 0) + 1;
@@ -189,7 +201,12 @@ async function stormThrough(
 	expect(statuses.filter((status) => status >= 500).length).toBeGreaterThan(0);
 	if (nodeAnswer)
 		expect(Object.keys(retryAnswers)).toContainEqual(expect.stringMatching(nodeAnswer));
-	expect(business.rows.filter((row) => row.n !== 1)).toEqual([]);
+	const ranTwice = business.rows.filter((row) => row.n !== 1);
+	console.log(
+		`${tag} storm: ${ranTwice.length} business step(s) ran twice, ${reportedFailed.size} reported failed`,
+	);
+	const rerunsAllowed = rerunAfterReportedFailure ? reportedFailed : new Set<string>();
+	expect(ranTwice.filter((row) => row.n !== 2 || !rerunsAllowed.has(row.event_key))).toEqual([]);
 	expect(business.rows).toHaveLength(EVENTS);
 	expect(claims.rows.filter((row) => row.lease_until !== null)).toEqual([]);
 	expect(claims.rows).toHaveLength(EVENTS);

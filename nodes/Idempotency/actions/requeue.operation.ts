@@ -1,9 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { idValueToString } from '../key/deriveKey';
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { KEPT_EVENT_UPDATE_NEEDS, openClaimTable, withCurrentTable } from '../store/claimTable';
 import { requeueEvents } from '../store/inbox';
-import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
@@ -20,12 +19,7 @@ export async function executeRequeue(this: IExecuteFunctions): Promise<INodeExec
 	});
 	if (keys.length === 0) return [out];
 	const credentials = await readCredentials(this);
-	const needs: TableNeeds = {
-		createIfMissing: false,
-		columns: CLAIM_ID_COLUMNS,
-		privileges: ['SELECT', 'UPDATE'],
-		events: true,
-	};
+	const needs = KEPT_EVENT_UPDATE_NEEDS;
 	let requeued: Set<string>;
 	try {
 		const table = await openClaimTable(await poolFor(credentials), readTableRef(this), needs);

@@ -2,9 +2,8 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 
 import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
 import { idValueToString } from '../key/deriveKey';
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { KEPT_EVENT_UPDATE_NEEDS, openClaimTable, withCurrentTable } from '../store/claimTable';
 import { retryLater, type Backoff, type RetryLaterRequest } from '../store/inbox';
-import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure, failedItem } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
@@ -56,12 +55,7 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 	if (requests.length === 0) return [out];
 
 	const credentials = await readCredentials(this);
-	const needs: TableNeeds = {
-		createIfMissing: false,
-		columns: CLAIM_ID_COLUMNS,
-		privileges: ['SELECT', 'UPDATE'],
-		events: true,
-	};
+	const needs = KEPT_EVENT_UPDATE_NEEDS;
 	let results: Awaited<ReturnType<typeof retryLater>>;
 	try {
 		const table = await openClaimTable(await poolFor(credentials), readTableRef(this), needs);

@@ -5,6 +5,7 @@ import { eventTableRef } from './eventTable';
 import type { TablePrivilege } from './tableFacts';
 import type { TableLayout } from './tableLayout';
 import {
+	CLAIM_ID_COLUMNS,
 	lacksColumn,
 	prepareTable,
 	type PreparedTable,
@@ -29,6 +30,14 @@ export interface TableNeeds {
 	/** The event table beside it (a claim that keeps its event, and the operations that read them). */
 	events?: boolean;
 }
+
+/** What Retry Later and Requeue Dead Letter need: they change the claim of a kept event. */
+export const KEPT_EVENT_UPDATE_NEEDS: TableNeeds = {
+	createIfMissing: false,
+	columns: CLAIM_ID_COLUMNS,
+	privileges: ['SELECT', 'UPDATE'],
+	events: true,
+};
 
 interface CacheEntry {
 	prepared: Promise<PreparedTable>;
