@@ -8,6 +8,7 @@
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import type { Pool } from 'pg';
+import { randomBytes } from 'node:crypto';
 
 import { executeContext } from '../../harness/node/executeContext';
 import { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.node';
@@ -499,6 +500,33 @@ describe('the node around the store', () => {
 		const [work, aside] = await node.execute.call(context('continueRegularOutput'));
 		expect(work.map(numbers)).toEqual([[0]]);
 		expect(aside.map((item) => item.json.error)).toEqual(['bad_delivery']);
+	});
+
+	it('a burst key or Item ID Postgres cannot index or hold (long, NUL, a lone surrogate) is hashed: every item is collected, no two keys merge', async () => {
+		const table = uniqueTableName('burst');
+		// Incompressible, so past a B-tree entry's ~2,700 bytes; before, the whole execution failed after
+		// storing the items ahead of it, and "x\ud800" and "x\udfff" both became "x\ufffd" (one burst).
+		const long = randomBytes(3000).toString('hex');
+		const items: INodeExecutionData[] = [
+			message('c17', 0),
+			message(long, 1),
+			message('a\u0000b', 2),
+			message('x\ud800', 3),
+			message('x\udfff', 4),
+			{ json: { chat: 'c18', n: long } },
+		];
+		const [bursts, joinedOutput] = await run('collect', items, table, {
+			quietSeconds: 0.05,
+			options: { itemId: '={{ $json.n }}' },
+		});
+		expect(joinedOutput).toEqual([]);
+		expect(bursts.map((item) => item.json.error)).toEqual(items.map(() => undefined));
+		expect(bursts.map(numbers)).toEqual(items.map((item) => [item.json.n]));
+		const keys = bursts.map((item) => burstOf(item).key as string);
+		expect(keys[0]).toBe('c17');
+		expect(keys[5]).toBe('c18');
+		for (const hashed of keys.slice(1, 5)) expect(hashed).toMatch(/^sha256-value:[0-9a-f]{64}$/);
+		expect(new Set(keys).size).toBe(6);
 	});
 
 	it('refuses an operation it does not offer', async () => {

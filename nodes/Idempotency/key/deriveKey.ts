@@ -111,6 +111,14 @@ function isIdValue(value: unknown): value is string | number | bigint {
 	);
 }
 
+/**
+ * A key value a user gave (a burst key, say) as Postgres can store and index it: the value itself, or
+ * `sha256-value:` and its hash when it is long, holds NUL or a lone surrogate (as for a claim key).
+ */
+export function storableKeyValue(value: string): string {
+	return prefixedIdKey('', value, 'expression').key;
+}
+
 function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKey {
 	// Postgres text cannot hold NUL, and long values make fat index entries: both are hashed, never failed.
 	// A lone surrogate would reach Postgres as U+FFFD (so "\ud800" and "\udfff" would share a key) and come

@@ -1,7 +1,7 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 import type { Pool, PoolClient } from 'pg';
 
-import { idValueToString } from '../../key/deriveKey';
+import { idValueToString, storableKeyValue } from '../../key/deriveKey';
 import { awaitBurstEnd } from '../../store/burst/awaitBurstEnd';
 import type { Burst } from '../../store/burst/burstRecord';
 import { signalFilled } from '../../store/burst/burstSignals';
@@ -41,14 +41,15 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 	const keyed: Array<{ index: number; key: string; itemKey?: string }> = [];
 	for (let index = 0; index < items.length; index++) {
 		try {
-			const key = idValueToString(this.getNodeParameter('burstKey', index), 'the burst key');
-			if (key === undefined) throw new Error('the burst key is empty');
+			const value = idValueToString(this.getNodeParameter('burstKey', index), 'the burst key');
+			if (value === undefined) throw new Error('the burst key is empty');
+			const key = storableKeyValue(value);
 			let itemKey: string | undefined;
 			if (deduplicates) {
 				const id = idValueToString(this.getNodeParameter('options.itemId', index), 'the item ID');
 				if (id === undefined) throw new Error('the item ID is empty');
 				// Unambiguous whatever the key and the ID contain.
-				itemKey = `burst:${JSON.stringify([key, id])}`;
+				itemKey = `burst:${storableKeyValue(JSON.stringify([key, id]))}`;
 			}
 			keyed.push({ index, key, itemKey });
 		} catch (error) {
