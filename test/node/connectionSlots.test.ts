@@ -95,6 +95,17 @@ async function claimedRows(prefix: string): Promise<number> {
 			if (look === 100) throw new Error(`${others.rows[0].n} connections still open`);
 			await new Promise((resolve) => setTimeout(resolve, 20));
 		}
+		// The pools learn of the ends from their sockets: until they have, one could hand the next test an
+		// idle client whose backend is gone ("terminating connection due to administrator command", seen in CI).
+		for (let look = 0; ; look++) {
+			const pools = await Promise.all(
+				Array.from({ length: PROCESSES }, (_, process) => poolFor(processCredentials(process))),
+			);
+			const idle = pools.reduce((sum, each) => sum + each.idleCount, 0);
+			if (idle === 0) break;
+			if (look === 100) throw new Error(`${idle} ended connections still idle in the pools`);
+			await new Promise((resolve) => setTimeout(resolve, 20));
+		}
 		return rows[0].n;
 	} finally {
 		// This last connection leaves the pool too: every process starts the next test holding none.
