@@ -204,6 +204,21 @@ describe('Retry Later and Take Due Events', () => {
 		expect(await eventRows(table)).toEqual([]);
 	});
 
+	it('an error text Postgres cannot hold (a NUL, a half of a surrogate pair at the cut) is recorded, not refused', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_nul')], table);
+		// A business step's error can carry any bytes (a driver's message, a binary body): before, a NUL failed
+		// Retry Later, so the error was never recorded (a dead letter without its reason) and the event waited
+		// for its lease to end instead of the backoff.
+		// NUL written as \0, then cut at 2,000 UTF-16 units: here inside the emoji, which goes whole.
+		const errorMessage = `bad byte \u0000 in the reply; ${'x'.repeat(1_973)}😀`;
+		const [[scheduled]] = await retryLater([created], table, { errorMessage });
+		const { lastError } = scheduled.json.idempotency as IDataObject;
+		expect(scheduled.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 1 });
+		expect(lastError).toBe(`bad byte \\0 in the reply; ${'x'.repeat(1_973)}`);
+		expect((await eventRows(table))[0].last_error).toBe(lastError);
+	});
+
 	it('an execution that died (its lease ran out, no Complete, no Retry Later) is taken too', async () => {
 		const table = uniqueTableName('inbox');
 		await claim([delivery('evt_dead')], table);

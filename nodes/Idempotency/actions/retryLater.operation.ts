@@ -15,6 +15,17 @@ import { readTableRef } from './parameters/readTableRef';
 const MAX_ERROR_CHARS = 2000;
 
 /**
+ * Text Postgres can hold, at most `maxUnits` UTF-16 units: a NUL (which text cannot hold, and which would fail
+ * the statement, so the attempt would never count) is written `\0`, and the cut never halves a character.
+ */
+function storableText(text: string, maxUnits: number): string {
+	const written = text.replaceAll('\u0000', '\\0');
+	if (written.length <= maxUnits) return written;
+	const cut = written.slice(0, maxUnits);
+	return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+/**
  * For the business step's error branch: the claim and its kept event stay, the error is recorded, and the
  * event is due again after the backoff (Take Due Events runs it then), or parked after Max Attempts.
  */
@@ -46,8 +57,8 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 			throw new Error(
 				"the key or the Claim ID is empty: map idempotency.key and idempotency.claimId from the Idempotency Claim node's New output (or from Take Due Events)",
 			);
-		const error = String(this.getNodeParameter('errorMessage', index, '') ?? '').slice(
-			0,
+		const error = storableText(
+			String(this.getNodeParameter('errorMessage', index, '') ?? ''),
 			MAX_ERROR_CHARS,
 		);
 		return { key, claimId, error: error || 'the business step failed' };
