@@ -71,6 +71,16 @@ async function retryUntilAnswered(event: number, id: string): Promise<INodeExecu
 /** The name the node's connections carry in pg_stat_activity (transport/postgresCredentials). */
 const NODE_CONNECTIONS = "application_name = 'n8n-nodes-idempotency'";
 
+/** Looks every 20 ms, 100 times at most, until `left` counts none; then fails with the count and `what`. */
+async function untilNone(left: () => Promise<number>, what: string): Promise<void> {
+	for (let look = 0; ; look++) {
+		const n = await left();
+		if (n === 0) return;
+		if (look === 100) throw new Error(`${n} ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+}
+
 /**
  * Rows whose key starts with `prefix`, read through an idle connection of the processes' own pools (their
  * idle connections hold every slot); then every connection of the processes is ended by the server
@@ -87,25 +97,23 @@ async function claimedRows(prefix: string): Promise<number> {
 		await client.query(
 			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${NODE_CONNECTIONS} AND pid <> pg_backend_pid()`,
 		);
-		for (let look = 0; ; look++) {
-			const others = await client.query<{ n: number }>(
-				`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${NODE_CONNECTIONS} AND pid <> pg_backend_pid()`,
-			);
-			if (others.rows[0].n === 0) break;
-			if (look === 100) throw new Error(`${others.rows[0].n} connections still open`);
-			await new Promise((resolve) => setTimeout(resolve, 20));
-		}
+		await untilNone(
+			async () =>
+				(
+					await client.query<{ n: number }>(
+						`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${NODE_CONNECTIONS} AND pid <> pg_backend_pid()`,
+					)
+				).rows[0].n,
+			'connections still open',
+		);
 		// The pools learn of the ends from their sockets: until they have, one could hand the next test an
 		// idle client whose backend is gone ("terminating connection due to administrator command", seen in CI).
-		for (let look = 0; ; look++) {
+		await untilNone(async () => {
 			const pools = await Promise.all(
 				Array.from({ length: PROCESSES }, (_, process) => poolFor(processCredentials(process))),
 			);
-			const idle = pools.reduce((sum, each) => sum + each.idleCount, 0);
-			if (idle === 0) break;
-			if (look === 100) throw new Error(`${idle} ended connections still idle in the pools`);
-			await new Promise((resolve) => setTimeout(resolve, 20));
-		}
+			return pools.reduce((sum, each) => sum + each.idleCount, 0);
+		}, 'ended connections still idle in the pools');
 		return rows[0].n;
 	} finally {
 		// This last connection leaves the pool too: every process starts the next test holding none.

@@ -15,8 +15,8 @@ import { readTableRef } from './parameters/readTableRef';
 const MAX_ERROR_CHARS = 2000;
 
 /**
- * Text Postgres can hold, at most `maxUnits` UTF-16 units: a NUL (which text cannot hold, and which would fail
- * the statement, so the attempt would never count) is written `\0`, and the cut never halves a character.
+ * Text Postgres can hold, at most `maxUnits` UTF-16 units: a NUL (which text cannot hold: it would fail the
+ * statement, and the error would go unrecorded) is written `\0`, and the cut never halves a character.
  */
 function storableText(text: string, maxUnits: number): string {
 	const written = text.replaceAll('\u0000', '\\0');
