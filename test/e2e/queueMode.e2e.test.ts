@@ -204,7 +204,8 @@ it(
 			// an attempt by the victim. After the lease, the survivor claimed the key again and ran the
 			// business step a second time. That is the double a kill between the business step's commit and
 			// Complete leaves; the idempotent write (ON CONFLICT (event_key) DO NOTHING) keeps it to one row.
-			expect(heldByVictim).toHaveLength(victim!.inFlight);
+			// At least the steps seen running before the kill: one about to start then may have run too.
+			expect(heldByVictim.length).toBeGreaterThanOrEqual(Math.max(1, victim!.inFlight));
 			for (const key of heldByVictim) expect(attempts[key]).toEqual([victim!.name, survivor]);
 			expect(await businessRowsPerKey(db, keys)).toEqual(oncePerKey(keys));
 		}),

@@ -73,10 +73,12 @@ const NODE_CONNECTIONS = "application_name = 'n8n-nodes-idempotency'";
 
 /** Looks every 20 ms, 100 times at most, until `left` counts none; then fails with the count and `what`. */
 async function untilNone(left: () => Promise<number>, what: string): Promise<void> {
-	for (let look = 0; ; look++) {
+	// A deadline, not a count of looks: a busy machine can take seconds to see a socket closed.
+	const deadline = Date.now() + 15_000;
+	for (;;) {
 		const n = await left();
 		if (n === 0) return;
-		if (look === 100) throw new Error(`${n} ${what}`);
+		if (Date.now() > deadline) throw new Error(`${n} ${what}`);
 		await new Promise((resolve) => setTimeout(resolve, 20));
 	}
 }

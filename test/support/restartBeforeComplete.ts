@@ -37,26 +37,30 @@ export async function restartBeforeComplete(options: {
 	};
 	const exists = async (sql: string) => ((await admin.query(sql, [key])).rowCount ?? 0) > 0;
 
-	await until('the event is claimed', () =>
-		exists('SELECT 1 FROM processed_events WHERE key = $1'),
-	);
+	// Connected before the claim, so the lock is taken within the business step's sleep on a busy machine.
 	const holder = new Client({ connectionString: adminUrl });
 	holder.on('error', () => undefined); // the restart ends this connection on purpose
 	await holder.connect();
-	await holder.query('BEGIN');
-	await holder.query('SELECT 1 FROM processed_events WHERE key = $1 FOR UPDATE', [key]);
-	await until('the business step committed', () =>
-		exists('SELECT 1 FROM business_log WHERE event_key = $1'),
-	);
-	const committedAt = Date.now();
-	await until('Complete waits on the claim row', () =>
-		exists(
-			// Complete's statement (store/settleKeys.ts) is the one that updates through `done AS (UPDATE …`.
-			`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%done AS (UPDATE%' AND $1::text IS NOT NULL`,
-		),
-	);
-	const afterBusinessCommitMs = Date.now() - committedAt;
-	await server.restart(downMs);
-	await holder.end().catch(() => undefined);
-	return { key, afterBusinessCommitMs, downMs };
+	try {
+		await until('the event is claimed', () =>
+			exists('SELECT 1 FROM processed_events WHERE key = $1'),
+		);
+		await holder.query('BEGIN');
+		await holder.query('SELECT 1 FROM processed_events WHERE key = $1 FOR UPDATE', [key]);
+		await until('the business step committed', () =>
+			exists('SELECT 1 FROM business_log WHERE event_key = $1'),
+		);
+		const committedAt = Date.now();
+		await until('Complete waits on the claim row', () =>
+			exists(
+				// Complete's statement (store/settleKeys.ts) is the one that updates through `done AS (UPDATE …`.
+				`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%done AS (UPDATE%' AND $1::text IS NOT NULL`,
+			),
+		);
+		const afterBusinessCommitMs = Date.now() - committedAt;
+		await server.restart(downMs);
+		return { key, afterBusinessCommitMs, downMs };
+	} finally {
+		await holder.end().catch(() => undefined);
+	}
 }
