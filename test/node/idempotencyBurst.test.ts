@@ -80,6 +80,11 @@ const burstOf = (item: INodeExecutionData) => item.json.burst as IDataObject;
 const numbers = (item: INodeExecutionData) =>
 	(burstOf(item).items as IDataObject[]).map((json) => json.n);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Sets the node's On Error setting (the context's Continue On Fail reads it). */
+const onError =
+	(setting: 'continueErrorOutput' | 'continueRegularOutput') => (context: IExecuteFunctions) => {
+		context.getNode().onError = setting;
+	};
 const ms = (iso: unknown) => Date.parse(String(iso));
 
 /**
@@ -535,6 +540,107 @@ describe('the node around the store', () => {
 		expect(keys[5]).toBe('c18');
 		for (const hashed of keys.slice(1, 5)) expect(hashed).toMatch(/^sha256-value:[0-9a-f]{64}$/);
 		expect(new Set(keys).size).toBe(6);
+	});
+
+	it("Item ID: an item whose ID is empty is refused, even the first; the batch's other items are still collected once", async () => {
+		const table = uniqueTableName('burst');
+		// Before, item 0's empty ID turned Item ID off for the batch: a redelivered batch ran twice.
+		const batch: INodeExecutionData[] = [
+			{ json: { chat: 'c19', n: '', text: 'no ID' } },
+			message('c19', 1),
+			message('c19', 2),
+		];
+		const send = () =>
+			run(
+				'collect',
+				batch,
+				table,
+				{ quietSeconds: 0.2, options: { itemId: '={{ $json.n }}' } },
+				onError('continueErrorOutput'),
+			);
+		const [first, firstAside] = await send();
+		expect(first.map((item) => item.json.error ?? numbers(item))).toEqual(['bad_delivery', [1, 2]]);
+		expect(first[0].json.message).toBe('Item 0: the item ID is empty');
+		expect(firstAside.map((item) => burstOf(item).joined)).toEqual([true]);
+		const [again, againAside] = await send();
+		expect(again.map((item) => item.json.error)).toEqual(['bad_delivery']);
+		expect(againAside.map((item) => burstOf(item).duplicate)).toEqual([true, true]);
+	});
+
+	it('a database failure mid-execution fails each item once: none also leaves on Joined; under the regular output it is labelled database', async () => {
+		const table = uniqueTableName('burst');
+		await collect(table, 'warm-up', 0, { quietSeconds: 0.05 }); // the tables, then a fault in them
+		const { items: itemsTable } = burstTables(tableRef('public', table));
+		await pool.query(`CREATE FUNCTION ${table}_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF NEW.item->>'n' = '2' THEN RAISE EXCEPTION 'disk gone'; END IF; RETURN NEW; END $$`);
+		await pool.query(
+			`CREATE TRIGGER fail BEFORE INSERT ON ${itemsTable} FOR EACH ROW EXECUTE FUNCTION ${table}_fail()`,
+		);
+		try {
+			const batch = [0, 1, 2].map((n) => message('c20', n));
+			const [failed, aside] = await run(
+				'collect',
+				batch,
+				table,
+				{},
+				onError('continueErrorOutput'),
+			);
+			expect(failed.map((item) => [item.json.error, item.pairedItem])).toEqual(
+				[0, 1, 2].map((item) => ['database', { item }]),
+			);
+			expect(aside).toEqual([]);
+			const [work, regular] = await run(
+				'collect',
+				batch.map((item) => ({ json: { ...item.json, chat: 'c21' } })),
+				table,
+				{},
+				onError('continueRegularOutput'),
+			);
+			expect(work).toEqual([]);
+			expect(regular.map((item) => item.json.error)).toEqual(['database', 'database', 'database']);
+		} finally {
+			await pool.query(`DROP FUNCTION ${table}_fail() CASCADE`);
+		}
+	});
+
+	it('Max Items 1: a burst ends as its one item lands, and the next burst opens after it', async () => {
+		const table = uniqueTableName('burst');
+		const rules = { maxItems: 1, quietSeconds: 5 };
+		const [[first]] = await collect(table, 'c22', 0, rules);
+		const [[second]] = await collect(table, 'c22', 1, rules);
+		for (const burst of [first, second]) {
+			expect(burstOf(burst).endedBy).toBe('maxItems');
+			// Before, the end was set a quiet period after the arrival, past the next burst's opening.
+			expect(burstOf(burst).endedAt).toBe((burstOf(burst).arrivedAt as string[])[0]);
+		}
+		expect(ms(burstOf(second).openedAt)).toBeGreaterThanOrEqual(ms(burstOf(first).endedAt));
+	});
+
+	it('Complete: a burst ID past bigint is refused for its item alone; the valid one beside it is completed', async () => {
+		const table = uniqueTableName('burst');
+		const [[burst]] = await collect(table, 'c23', 0, { quietSeconds: 0.05 });
+		const tooBig = { json: { burst: { id: '9223372036854775808', claimId: 'x' } } };
+		const [out] = await run('complete', [tooBig, burst], table, {}, onError('continueErrorOutput'));
+		// A mapping the workflow got wrong, as for any malformed ID: before, a database error for every item.
+		expect(out.map((item) => item.json.error ?? burstOf(item).completed)).toEqual([
+			'configuration',
+			true,
+		]);
+		expect(out[0].json.message).toMatch(/^Item 0: the burst ID is "9223372036854775808"/);
+		expect(await leftInTables(table)).toEqual({ bursts: 0, items: 0 });
+	});
+
+	it('refuses a quiet period or lease past a year, naming it, before any statement', async () => {
+		const table = uniqueTableName('burst');
+		await expect(collect(table, 'c24', 0, { quietSeconds: 1e300 })).rejects.toThrow(
+			'Quiet Period (Seconds) must be a number from 0.01 to 31536000, got 1e+300',
+		);
+		await expect(collect(table, 'c24', 0, { leaseSeconds: 1e300 })).rejects.toThrow(
+			'Lease (Seconds) must be a number from 1 to 31536000, got 1e+300',
+		);
+		await expect(run('flush', [{ json: {} }], table, { leaseSeconds: 1e300 })).rejects.toThrow(
+			'Lease (Seconds) must be a number from 1 to 31536000, got 1e+300',
+		);
 	});
 
 	it('refuses an operation it does not offer', async () => {

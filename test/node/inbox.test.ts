@@ -155,6 +155,25 @@ describe('Keep Event', () => {
 	});
 });
 
+describe('the event table beside a claim table', () => {
+	it('another table named <claim table>_events (a claim table of its own) is never touched, and Keep Event is refused naming it', async () => {
+		const table = uniqueTableName('inbox');
+		const other = `${table}_events`;
+		// Another workflow's claim table, named as this one's event table would be: before, Complete on
+		// this table deleted the same key there, and that workflow ran its redelivery again.
+		await claim([delivery('evt_shared')], other, { keepEvent: false });
+		const [[created]] = await claim([delivery('evt_shared')], table, { keepEvent: false });
+		const [[completed]] = await keyOperation('complete', [created], table);
+		expect(completed.json.idempotency).toMatchObject({ completed: true });
+		const { rows } = await admin.query(`SELECT count(*)::int AS n FROM ${other}`);
+		expect(rows[0].n).toBe(1);
+		const [[refused]] = await claim([delivery('evt_kept')], table);
+		expect(refused.json.message).toContain(
+			`public.${other} exists and is not an event table (it lacks key, attempts, dead_at or body)`,
+		);
+	});
+});
+
 describe('Retry Later and Take Due Events', () => {
 	it('records the error and the attempt, is due after the backoff, and is taken then as the Webhook node would output it', async () => {
 		const table = uniqueTableName('inbox');
@@ -202,6 +221,42 @@ describe('Retry Later and Take Due Events', () => {
 		const [[done]] = await keyOperation('complete', [taken], table);
 		expect(done.json.idempotency).toMatchObject({ completed: true });
 		expect(await eventRows(table)).toEqual([]);
+	});
+
+	it('a backoff whose Factor^(attempt − 1) passes what a float holds waits Cap, not a database error', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_far')], table);
+		// Factor 4 at attempt 599: 4^598 overflows float8 (before, the statement failed).
+		await admin.query(`UPDATE ${table}_events SET attempts = 599`);
+		const before = Date.now();
+		const [[scheduled]] = await retryLater([created], table, {
+			maxAttempts: 1000,
+			backoff: { baseSeconds: 30, factor: 4, capSeconds: 3600, jitter: 0 },
+		});
+		expect(scheduled.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 599 });
+		const dueAt = Date.parse((scheduled.json.idempotency as IDataObject).dueAt as string);
+		expect(dueAt - before).toBeGreaterThan(3_595_000);
+		expect(dueAt - before).toBeLessThan(3_605_000);
+	});
+
+	it('a lease, Base or Cap past a year is refused naming it, before any statement (before, a database error)', async () => {
+		const table = uniqueTableName('inbox');
+		const said = (run: Promise<unknown>) =>
+			run.then(JSON.stringify, (error: Error) => error.message);
+		const [[created]] = await claim([delivery('evt_year')], table);
+		expect(await said(claim([delivery('evt_other')], table, { leaseSeconds: 1e300 }))).toContain(
+			'Lease (Seconds) must be a number from 1 to 31536000, got 1e+300',
+		);
+		expect(await said(takeDue(table, { leaseSeconds: 1e300 }))).toContain(
+			'Lease (Seconds) must be a number from 1 to 31536000, got 1e+300',
+		);
+		for (const [name, label] of [
+			['baseSeconds', 'Base (Seconds)'],
+			['capSeconds', 'Cap (Seconds)'],
+		])
+			expect(
+				await said(retryLater([created], table, { backoff: { [name]: 1e300, jitter: 0 } })),
+			).toContain(`${label} must be a number from 0 to 31536000, got 1e+300`);
 	});
 
 	it('an error text Postgres cannot hold (a NUL, a half of a surrogate pair at the cut) is recorded, not refused', async () => {

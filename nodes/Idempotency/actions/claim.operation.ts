@@ -6,6 +6,7 @@ import {
 } from 'n8n-workflow';
 
 import { claimProperties, MAX_WAIT_SECONDS } from '../descriptions/claimProperties';
+import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
 import { EventSizeError } from '../errors';
 import { deriveKey, hasEventId } from '../key/deriveKey';
 import { payloadFingerprint, type FingerprintMode } from '../key/fingerprint';
@@ -52,6 +53,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		if (mode === 'lease') {
 			leaseSeconds = readNumber(this.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', {
 				min: 1,
+				max: LONGEST_DURATION_SECONDS,
 			});
 			waitSeconds = readNumber(
 				this.getNodeParameter('waitSeconds', 0, 0),

@@ -1,5 +1,6 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
+import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
 import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
 import { idValueToString } from '../key/deriveKey';
 import { KEPT_EVENT_UPDATE_NEEDS, openClaimTable, withCurrentTable } from '../store/claimTable';
@@ -42,9 +43,9 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 		const read = (name: keyof Backoff, label: string, limits: { min: number; max?: number }) =>
 			readNumber(this.getNodeParameter(`backoff.${name}`, 0, INBOX_DEFAULTS[name]), label, limits);
 		backoff = {
-			baseSeconds: read('baseSeconds', 'Base (Seconds)', { min: 0 }),
+			baseSeconds: read('baseSeconds', 'Base (Seconds)', { min: 0, max: LONGEST_DURATION_SECONDS }),
 			factor: read('factor', 'Factor', { min: 1 }),
-			capSeconds: read('capSeconds', 'Cap (Seconds)', { min: 0 }),
+			capSeconds: read('capSeconds', 'Cap (Seconds)', { min: 0, max: LONGEST_DURATION_SECONDS }),
 			jitter: read('jitter', 'Jitter', { min: 0, max: 1 }),
 		};
 	} catch (error) {

@@ -6,6 +6,7 @@ import {
 } from 'n8n-workflow';
 
 import { readSignedBody } from '../../shared/body/signedBody';
+import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
 import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { newClaimId } from '../store/claimId';
@@ -36,7 +37,7 @@ export async function executeTakeDue(this: IExecuteFunctions): Promise<INodeExec
 		leaseSeconds = readNumber(
 			this.getNodeParameter('leaseSeconds', 0, INBOX_DEFAULTS.leaseSeconds),
 			'Lease (Seconds)',
-			{ min: 1 },
+			{ min: 1, max: LONGEST_DURATION_SECONDS },
 		);
 		maxAttempts = readNumber(
 			this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),

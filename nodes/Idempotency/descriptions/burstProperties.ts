@@ -1,5 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { LONGEST_DURATION_SECONDS } from './durationLimit';
 import { tableOptions } from './tableOptions';
 
 /** The Idempotency Burst node's operations, as the editor offers them; the router runs only these. */
@@ -87,7 +88,7 @@ export const burstProperties: INodeProperties[] = [
 		displayName: 'Quiet Period (Seconds)',
 		name: 'quietSeconds',
 		type: 'number',
-		typeOptions: { minValue: 0.01, numberPrecision: 2 },
+		typeOptions: { minValue: 0.01, maxValue: LONGEST_DURATION_SECONDS, numberPrecision: 2 },
 		default: 10,
 		description: 'A burst ends when no item has joined it for this long',
 		displayOptions: COLLECT,
@@ -115,7 +116,7 @@ export const burstProperties: INodeProperties[] = [
 		displayName: 'Lease (Seconds)',
 		name: 'leaseSeconds',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: { minValue: 1, maxValue: LONGEST_DURATION_SECONDS },
 		default: 300,
 		description:
 			'How long the work may take once a burst ended. After that, the burst is taken over by the next Flush Due Bursts or the next burst of its key: an execution that died loses nothing.',

@@ -2,6 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { PROVIDER_KEY_PRESETS } from '../key/providerPresets';
 import { binaryPropertyOption } from '../../shared/rawBody';
+import { LONGEST_DURATION_SECONDS } from './durationLimit';
 import { polledItemProperties } from './polledItemProperties';
 import { tableOptions } from './tableOptions';
 
@@ -145,7 +146,7 @@ export const claimProperties: INodeProperties[] = [
 		displayName: 'Lease (Seconds)',
 		name: 'leaseSeconds',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: { minValue: 1, maxValue: LONGEST_DURATION_SECONDS },
 		default: 300,
 		description: 'How long a claim stays "processing" before a retry may take it over',
 		hint: 'Must outlast your slowest business step: a retry that arrives after the lease ran out takes the claim over and runs the step a second time',

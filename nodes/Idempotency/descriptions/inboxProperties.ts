@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { LONGEST_DURATION_SECONDS } from './durationLimit';
+
 const RETRY = { show: { operation: ['retryLater'] } };
 const TAKE = { show: { operation: ['takeDue'] } };
 
@@ -51,7 +53,7 @@ export const inboxProperties: INodeProperties[] = [
 				displayName: 'Base (Seconds)',
 				name: 'baseSeconds',
 				type: 'number',
-				typeOptions: { minValue: 0 },
+				typeOptions: { minValue: 0, maxValue: LONGEST_DURATION_SECONDS },
 				default: 30,
 			},
 			{
@@ -65,7 +67,7 @@ export const inboxProperties: INodeProperties[] = [
 				displayName: 'Cap (Seconds)',
 				name: 'capSeconds',
 				type: 'number',
-				typeOptions: { minValue: 0 },
+				typeOptions: { minValue: 0, maxValue: LONGEST_DURATION_SECONDS },
 				default: 3600,
 			},
 			{
@@ -91,10 +93,10 @@ export const inboxProperties: INodeProperties[] = [
 		displayName: 'Lease (Seconds)',
 		name: 'leaseSeconds',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: { minValue: 1, maxValue: LONGEST_DURATION_SECONDS },
 		default: 300,
 		description:
-			'How long each taken event is held by this run; if the run dies, the event is due again after it',
+			'How long each taken event is held by this run; if the run dies, the event is due again after it. Must outlast the whole run (Max Events × your slowest business step): every event of the run gets this one lease.',
 		displayOptions: TAKE,
 	},
 	maxAttempts(TAKE),

@@ -18,8 +18,13 @@ export interface TableFacts {
 	/** A plain (not partial) index led by first_seen, which purges by age use. */
 	hasFirstSeenIndex: boolean;
 	privileges: Record<TablePrivilege, boolean>;
-	/** `<table>_events` exists beside it: Complete and Release drop a kept event there. */
+	/**
+	 * `<table>_events` exists beside it with an event table's columns: Complete and Release drop a kept
+	 * event there. Another table of that name (say, a claim table) is never touched.
+	 */
 	eventTableExists: boolean;
+	/** Something named `<table>_events` exists that is not an event table: events cannot be kept. */
+	eventTableNameTaken: boolean;
 }
 
 export interface ColumnFacts {
@@ -45,6 +50,7 @@ interface FactsRow {
 	can_update: boolean | null;
 	can_delete: boolean | null;
 	event_table: boolean;
+	event_name_taken: boolean;
 }
 
 /**
@@ -73,8 +79,11 @@ SELECT current_user AS role,
        (SELECT has_table_privilege(rel.oid, 'INSERT') FROM rel) AS can_insert,
        (SELECT has_table_privilege(rel.oid, 'UPDATE') FROM rel) AS can_update,
        (SELECT has_table_privilege(rel.oid, 'DELETE') FROM rel) AS can_delete,
-       EXISTS (SELECT 1 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid
-               WHERE c.relname = $3 AND c.relkind IN ('r', 'p')) AS event_table`;
+       (SELECT count(*) = 4 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid
+          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+          WHERE c.relname = $3 AND c.relkind IN ('r', 'p')
+            AND a.attname IN ('key', 'attempts', 'dead_at', 'body')) AS event_table,
+       EXISTS (SELECT 1 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid WHERE c.relname = $3) AS event_name_taken`;
 
 export async function readTableFacts(db: Queryable, ref: TableRef): Promise<TableFacts> {
 	const { rows } = await db.query<FactsRow>(FACTS_SQL, [
@@ -104,5 +113,6 @@ export async function readTableFacts(db: Queryable, ref: TableRef): Promise<Tabl
 			DELETE: row.can_delete === true,
 		},
 		eventTableExists: row.event_table,
+		eventTableNameTaken: row.event_name_taken && !row.event_table,
 	};
 }

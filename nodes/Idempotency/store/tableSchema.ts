@@ -131,6 +131,13 @@ export async function prepareTable(
 	}
 	const missingDdl =
 		createIfMissing && (!facts.tableExists || facts.owned) ? ddlFor(ref, facts) : [];
+	if (withEvents && facts.eventTableNameTaken) {
+		const { schema, table } = eventTableRef(ref);
+		throw new TableError(
+			`${schema}.${table} exists and is not an event table (it lacks key, attempts, dead_at or body), so ` +
+				`${ref.schema}.${ref.table} cannot keep events; use another claim table name, or rename that table`,
+		);
+	}
 	if (createIfMissing && withEvents && !facts.eventTableExists && facts.canCreateInSchema)
 		missingDdl.push(createEventTableSql(eventTableRef(ref)));
 	if (missingDdl.length > 0 && (await runDdl(pool, ref, missingDdl)))

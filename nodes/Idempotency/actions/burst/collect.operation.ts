@@ -1,4 +1,9 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import {
+	NodeOperationError,
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+} from 'n8n-workflow';
 import type { Pool, PoolClient } from 'pg';
 
 import { idValueToString, storableKeyValue } from '../../key/deriveKey';
@@ -36,7 +41,10 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 	const tables = burstTables(ref);
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
 	const answerWhenStored = this.getNodeParameter('options.answerWhenStored', 0, false) as boolean;
-	const deduplicates = this.getNodeParameter('options.itemId', 0, '') !== '';
+	// On when the option is set in the node (its text, an expression as typed), not when item 0's value is
+	// not empty: an item whose ID is empty is refused, not collected unchecked with the rest of its batch.
+	const itemIdOption = (this.getNode().parameters.options as IDataObject | undefined)?.itemId;
+	const deduplicates = itemIdOption !== undefined && itemIdOption !== '';
 
 	const keyed: Array<{ index: number; key: string; itemKey?: string }> = [];
 	for (let index = 0; index < items.length; index++) {
@@ -65,6 +73,8 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 	const claimId = newClaimId();
 	let held: Array<{ index: number; key: string; collected: Collected }>;
 	let bursts: Array<{ burst: Burst; index: number }>;
+	// Leave on Joined only once the execution succeeded: after a failure every item leaves failed, once.
+	const joined: INodeExecutionData[] = [];
 	try {
 		const pool = await poolFor(credentials);
 		const claimTable = deduplicates
@@ -84,9 +94,9 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 			);
 			if (collected.filled) signalFilled(tables.bursts, collected.burstId);
 			if (collected.role === 'duplicate') {
-				outputs[JOINED_OUTPUT].push(duplicateItem(items[index], key, index));
+				joined.push(duplicateItem(items[index], key, index));
 			} else if (collected.role === 'joined') {
-				outputs[JOINED_OUTPUT].push(joinedItem(items[index], key, collected, index));
+				joined.push(joinedItem(items[index], key, collected, index));
 			} else held.push({ index, key, collected });
 		}
 		if (answerWhenStored)
@@ -99,10 +109,13 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 				error,
 				credentials,
 				keyed.map(({ index }) => index),
+				// failedOutput keeps a failed item from the work under either Continue setting.
+				true,
 			),
 		);
 		return outputs;
 	}
+	outputs[JOINED_OUTPUT].push(...joined);
 	for (const { burst, index } of bursts) outputs[BURST_OUTPUT].push(burstItem(burst, index));
 	// A holder whose burst was taken over (it looked too late) has nothing to run; its item is in that burst.
 	const ran = new Set(bursts.map(({ burst }) => burst.id));

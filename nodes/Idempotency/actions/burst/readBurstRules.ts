@@ -5,6 +5,7 @@ import {
 	MAX_ITEMS_LIMIT,
 	MAX_WAIT_LIMIT_SECONDS,
 } from '../../descriptions/burstProperties';
+import { LONGEST_DURATION_SECONDS } from '../../descriptions/durationLimit';
 import type { BurstEdge, BurstRules } from '../../store/burst/burstRecord';
 import { readChoice } from '../../../shared/readChoice';
 import { readNumber } from '../parameters/readNumber';
@@ -15,7 +16,7 @@ export function readBurstRules(context: IExecuteFunctions): BurstRules {
 	try {
 		const seconds = (name: string, label: string, max?: number) =>
 			Math.round(readNumber(context.getNodeParameter(name, 0), label, { min: 0.01, max }) * 1000);
-		const quietMs = seconds('quietSeconds', 'Quiet Period (Seconds)');
+		const quietMs = seconds('quietSeconds', 'Quiet Period (Seconds)', LONGEST_DURATION_SECONDS);
 		const maxWaitMs = seconds('maxWaitSeconds', 'Max Wait (Seconds)', MAX_WAIT_LIMIT_SECONDS);
 		const maxItems = readNumber(context.getNodeParameter('maxItems', 0), 'Max Items', {
 			min: 1,
@@ -35,6 +36,7 @@ export function readLeaseMs(context: IExecuteFunctions): number {
 	try {
 		const lease = readNumber(context.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', {
 			min: 1,
+			max: LONGEST_DURATION_SECONDS,
 		});
 		return Math.round(lease * 1000);
 	} catch (error) {

@@ -9,6 +9,8 @@ import { readCredentials } from '../parameters/readCredentials';
 import { readTableRef } from '../parameters/readTableRef';
 
 const BURST_ID = /^[1-9][0-9]{0,18}$/;
+/** Burst IDs are bigint: a 19-digit number past this would fail the statement for every item. */
+const MAX_BURST_ID = 9223372036854775807n;
 
 /**
  * Complete (the work ran: the burst and its items go) or Release (it failed: the lease ends now, so the
@@ -25,7 +27,7 @@ export async function executeSettleBurst(
 	for (let index = 0; index < items.length; index++) {
 		try {
 			const burstId = idValueToString(this.getNodeParameter('burstId', index), 'the burst ID');
-			if (burstId === undefined || !BURST_ID.test(burstId))
+			if (burstId === undefined || !BURST_ID.test(burstId) || BigInt(burstId) > MAX_BURST_ID)
 				throw new Error(
 					`the burst ID is ${burstId === undefined ? 'empty' : `"${burstId}"`}; map burst.id from the Collect or Flush Due Bursts output`,
 				);

@@ -29,7 +29,8 @@ export interface Collected {
  * the same statement, so a holder that ends the burst (it waits for that lock) reads every item that
  * joined before it, and no item after.
  *
- * Trailing: the item that starts a burst holds it. Leading: the item that finds no open burst becomes a
+ * Trailing: the item that starts a burst holds it (with Max Items 1 it fills it: it ends as it lands).
+ * Leading: the item that finds no open burst becomes a
  * running burst of its own and opens an empty one behind it for the quiet period; the first item to
  * join that one holds it.
  */
@@ -43,9 +44,9 @@ WITH p AS (
 		last_at, quiet_until, closes_by, lease_until)
 	SELECT $1::text, 'open', 'trailing', CASE WHEN p.leading THEN NULL ELSE $2::text END,
 		CASE WHEN p.leading THEN 0 ELSE 1 END, CASE WHEN p.leading THEN p.max_items - 1 ELSE p.max_items END,
-		p.quiet, p.lease, p.t, LEAST(p.t + p.quiet, p.t + p.wait), p.t + p.wait,
-		CASE WHEN p.leading THEN NULL ELSE LEAST(p.t + p.quiet, p.t + p.wait) + p.lease END
-	FROM p
+		p.quiet, p.lease, p.t, p.ends, p.t + p.wait, CASE WHEN p.leading THEN NULL ELSE p.ends + p.lease END
+	FROM (SELECT p.*, CASE WHEN NOT p.leading AND p.max_items <= 1 THEN p.t
+		ELSE LEAST(p.t + p.quiet, p.t + p.wait) END AS ends FROM p) p
 	ON CONFLICT (key) WHERE state = 'open' DO UPDATE SET
 		item_count = b.item_count + 1,
 		holder = COALESCE(b.holder, $2),
