@@ -155,6 +155,19 @@ describe('ids that would change on their way through Postgres', () => {
 	});
 });
 
+describe('a value that reads as a hashed one', () => {
+	it('is hashed too, so it can never be the key of the long value it names', () => {
+		// A key expression (or a burst key) may be what a caller sends, e.g. {{ $json.headers['x-key'] }}.
+		const keyOf = (value: string) => deriveKey({ json: {} }, { source: 'expression', value }).key;
+		const long = 'k'.repeat(600);
+		expect(keyOf(long)).toBe(`sha256-value:${sha(long)}`);
+		// Sent as is, the hashed form took the long key's claim (before, the two were one key).
+		const forged = `sha256-value:${sha(long)}`;
+		expect(keyOf(forged)).toBe(`sha256-value:${sha(forged)}`);
+		expect(keyOf('sha256:abc')).toBe('sha256:abc'); // other prefixes are the user's to write
+	});
+});
+
 describe('a key header sent twice', () => {
 	it('refuses the value Node makes of two headers ("a, b") instead of keying on it', () => {
 		const rule: KeyRule = { source: 'header', headerName: 'webhook-id' };

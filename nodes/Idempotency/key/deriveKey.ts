@@ -123,9 +123,16 @@ function prefixedIdKey(prefix: string, id: string, origin: KeyOrigin): DerivedKe
 	// Postgres text cannot hold NUL, and long values make fat index entries: both are hashed, never failed.
 	// A lone surrogate would reach Postgres as U+FFFD (so "\ud800" and "\udfff" would share a key) and come
 	// back changed: it is hashed from its UTF-16 code units, which keep every such id distinct.
+	// A value that already reads as a hashed one is hashed too: sent as is, it would be the key of the
+	// long value it names (and claim it, or join its burst).
+	const hashedPrefix = prefix === '' ? 'sha256-value:' : `${prefix.slice(0, -1)}-sha256:`;
 	const notText = LONE_SURROGATE.test(id);
-	if (notText || Buffer.byteLength(id, 'utf8') > MAX_KEY_VALUE_BYTES || id.includes('\u0000')) {
-		const hashedPrefix = prefix === '' ? 'sha256-value:' : `${prefix.slice(0, -1)}-sha256:`;
+	if (
+		notText ||
+		Buffer.byteLength(id, 'utf8') > MAX_KEY_VALUE_BYTES ||
+		id.includes('\u0000') ||
+		(prefix === '' && id.startsWith(hashedPrefix))
+	) {
 		return {
 			key: `${hashedPrefix}${sha256Hex(notText ? Buffer.from(id, 'utf16le') : id)}`,
 			origin,
