@@ -302,6 +302,11 @@ describe('Retry Later and Take Due Events', () => {
 			duplicateKind: 'in_progress',
 			leaseUntil: 'infinity',
 		});
+		// Nor is it waited for: a repeat with Wait for Running Claim answers at once (before: after 30 s).
+		const asked = Date.now();
+		const [, [waited]] = await claim([delivery('evt_poison')], table, { waitSeconds: 30 });
+		expect(waited.json.idempotency).toMatchObject({ duplicateKind: 'in_progress' });
+		expect(Date.now() - asked).toBeLessThan(10_000);
 
 		const [listed] = await keyOperation('listStuck', [], table, { stuckAfterMinutes: 0 });
 		expect(listed.map((item) => item.json)).toEqual([
@@ -316,16 +321,15 @@ describe('Retry Later and Take Due Events', () => {
 		await keyOperation('purge', [], table, { olderThanDays: 30 });
 		expect(await eventRows(table)).toMatchObject([{ key: 'evt:evt_poison', dead: true }]);
 
-		const [[requeued]] = await keyOperation(
-			'requeue',
-			[{ json: { idempotency: { key: 'evt:evt_poison' } } }],
-			table,
-		);
+		// The key twice in one batch: one dead letter, requeued once (before, both items said true).
+		const poison = { json: { idempotency: { key: 'evt:evt_poison' } } };
+		const [[requeued, twice]] = await keyOperation('requeue', [poison, poison], table);
 		expect(requeued.json.idempotency).toEqual({
 			key: 'evt:evt_poison',
 			operation: 'requeue',
 			requeued: true,
 		});
+		expect(twice.json.idempotency).toMatchObject({ requeued: false });
 		const [[again]] = await takeDue(table, { maxAttempts: 2 });
 		expect(again.json.idempotency).toMatchObject({ key: 'evt:evt_poison', attempts: 1 });
 	});

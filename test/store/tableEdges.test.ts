@@ -209,6 +209,24 @@ describe('what table preparation refuses and what it leaves alone', () => {
 		await expect(opening).rejects.toThrow(TableError);
 		await expect(opening).rejects.toThrow(`needs CREATE on schema ${role}_s`);
 	});
+
+	it('a role that may not create the event table is told so, not to turn on the option it has on', async () => {
+		const role = uniqueTableName('noevents');
+		const schema = `${role}_s`;
+		await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'ne-pw'`);
+		await admin.query(`CREATE SCHEMA ${schema}`);
+		await openClaimTable(await poolFor(testCredentials()), tableRef(schema, 'claims'), lease(true));
+		await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+		await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${schema}.claims TO ${role}`);
+		const pool = await poolFor(testCredentials({ user: role, password: 'ne-pw' }));
+		const opening = openClaimTable(pool, tableRef(schema, 'claims'), {
+			...lease(true),
+			events: true,
+		});
+		await expect(opening).rejects.toThrow(
+			`has no event table beside it (claims_events); this role may not create it (needs CREATE on schema ${schema}), so create it as the schema's owner with workflows/processed_events.sql`,
+		);
+	});
 });
 
 const LEASE_COLUMNS_DDL = [

@@ -39,8 +39,9 @@ export async function executeRequeue(this: IExecuteFunctions): Promise<INodeExec
 		out.push({
 			json: {
 				...items[index].json,
-				// False when the key holds no dead letter (never parked, requeued already, or gone).
-				idempotency: { key, operation: 'requeue', requeued: requeued.has(key) },
+				// False when the key holds no dead letter (never parked, requeued already, even by an
+				// earlier item of this batch, or gone).
+				idempotency: { key, operation: 'requeue', requeued: requeued.delete(key) },
 			},
 			pairedItem: { item: index },
 		});

@@ -163,8 +163,11 @@ function unmetNeeds(ref: TableRef, prepared: PreparedTable, needs: TableNeeds): 
 	}
 	if (needs.events && !prepared.capabilities.events) {
 		unmet.push(
-			`has no event table beside it (${eventTableRef(ref).table}); turn on "Create Table If Missing" on the claim node ` +
-				'that keeps events, or create it with workflows/processed_events.sql',
+			`has no event table beside it (${eventTableRef(ref).table}); ` +
+				(needs.createIfMissing && !prepared.facts.canCreateInSchema
+					? `this role may not create it (needs CREATE on schema ${ref.schema}), so create it as the schema's owner `
+					: 'turn on "Create Table If Missing" on the claim node that keeps events, or create it ') +
+				'with workflows/processed_events.sql',
 		);
 	}
 	const missing = needs.privileges.filter((privilege) => !prepared.facts.privileges[privilege]);

@@ -66,9 +66,14 @@ export async function waitForRunningClaims(
 	}
 }
 
-/** A duplicate of a claim another execution holds for the same payload: what a repeat waits for. */
+/**
+ * A duplicate of a claim another execution holds for the same payload: what a repeat waits for. Not a
+ * dead letter (its lease is `infinity`): it never ends, so waiting would only delay the answer.
+ */
 function heldElsewhere(outcome: ClaimOutcome): boolean {
-	return outcome.duplicateKind === 'in_progress' && !outcome.mismatch;
+	const parked =
+		outcome.leaseUntil !== null && !Number.isFinite(new Date(outcome.leaseUntil).getTime());
+	return outcome.duplicateKind === 'in_progress' && !outcome.mismatch && !parked;
 }
 
 /** Gaps grow from 10 ms to 50 ms, each shortened by up to a fifth so that waiters spread out. */
