@@ -71,7 +71,7 @@ async function retryUntilAnswered(event: number, id: string): Promise<INodeExecu
 /** The name the node's connections carry in pg_stat_activity (transport/postgresCredentials). */
 const NODE_CONNECTIONS = "application_name = 'n8n-nodes-idempotency'";
 
-/** Looks every 20 ms, 100 times at most, until `left` counts none; then fails with the count and `what`. */
+/** Looks every 20 ms, for 15 s at most, until `left` counts none; then fails with the count and `what`. */
 async function untilNone(left: () => Promise<number>, what: string): Promise<void> {
 	// A deadline, not a count of looks: a busy machine can take seconds to see a socket closed.
 	const deadline = Date.now() + 15_000;

@@ -129,8 +129,6 @@ export async function prepareTable(
 			);
 		}
 	}
-	const missingDdl =
-		createIfMissing && (!facts.tableExists || facts.owned) ? ddlFor(ref, facts) : [];
 	if (withEvents && facts.eventTableNameTaken) {
 		const { schema, table } = eventTableRef(ref);
 		throw new TableError(
@@ -138,6 +136,8 @@ export async function prepareTable(
 				`${ref.schema}.${ref.table} cannot keep events; use another claim table name, or rename that table`,
 		);
 	}
+	const missingDdl =
+		createIfMissing && (!facts.tableExists || facts.owned) ? ddlFor(ref, facts) : [];
 	if (createIfMissing && withEvents && !facts.eventTableExists && facts.canCreateInSchema)
 		missingDdl.push(createEventTableSql(eventTableRef(ref)));
 	if (missingDdl.length > 0 && (await runDdl(pool, ref, missingDdl)))

@@ -71,8 +71,8 @@ export async function waitForRunningClaims(
  * dead letter (its lease is `infinity`): it never ends, so waiting would only delay the answer.
  */
 function heldElsewhere(outcome: ClaimOutcome): boolean {
-	const parked =
-		outcome.leaseUntil !== null && !Number.isFinite(new Date(outcome.leaseUntil).getTime());
+	// pg gives Postgres' infinity as the number Infinity (claim.operation's isoFormatter reads it the same way).
+	const parked = outcome.leaseUntil?.valueOf() === Infinity;
 	return outcome.duplicateKind === 'in_progress' && !outcome.mismatch && !parked;
 }
 

@@ -30,23 +30,22 @@ export interface Collected {
  * joined before it, and no item after.
  *
  * Trailing: the item that starts a burst holds it (with Max Items 1 it fills it: it ends as it lands).
- * Leading: the item that finds no open burst becomes a
- * running burst of its own and opens an empty one behind it for the quiet period; the first item to
- * join that one holds it.
+ * Leading: the item that finds no open burst becomes a running burst of its own and opens an empty one
+ * behind it for the quiet period; the first item to join that one holds it.
  */
 const collectSql = (t: BurstTables) => `
 WITH p AS (
-	SELECT clock_timestamp() AS t, $3::float8 * interval '1 millisecond' AS quiet,
+	SELECT g.*, CASE WHEN NOT g.leading AND g.max_items <= 1 THEN g.t ELSE LEAST(g.t + g.quiet, g.t + g.wait) END AS ends
+	FROM (SELECT clock_timestamp() AS t, $3::float8 * interval '1 millisecond' AS quiet,
 		$4::float8 * interval '1 millisecond' AS wait, $6::float8 * interval '1 millisecond' AS lease,
-		$8::boolean AS leading, $5::integer AS max_items
+		$8::boolean AS leading, $5::integer AS max_items) AS g
 ), burst AS (
 	INSERT INTO ${t.bursts} AS b (key, state, edge, holder, item_count, max_items, quiet, lease,
 		last_at, quiet_until, closes_by, lease_until)
 	SELECT $1::text, 'open', 'trailing', CASE WHEN p.leading THEN NULL ELSE $2::text END,
 		CASE WHEN p.leading THEN 0 ELSE 1 END, CASE WHEN p.leading THEN p.max_items - 1 ELSE p.max_items END,
 		p.quiet, p.lease, p.t, p.ends, p.t + p.wait, CASE WHEN p.leading THEN NULL ELSE p.ends + p.lease END
-	FROM (SELECT p.*, CASE WHEN NOT p.leading AND p.max_items <= 1 THEN p.t
-		ELSE LEAST(p.t + p.quiet, p.t + p.wait) END AS ends FROM p) p
+	FROM p
 	ON CONFLICT (key) WHERE state = 'open' DO UPDATE SET
 		item_count = b.item_count + 1,
 		holder = COALESCE(b.holder, $2),
