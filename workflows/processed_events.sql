@@ -68,8 +68,11 @@ CREATE TABLE IF NOT EXISTS processed_events_events (
 	content_type text,
 	last_error text,
 	headers json,
+	scope text,
 	body bytea NOT NULL
 );
+-- Event tables made before events had a scope (Take Due Events takes one scope's events):
+ALTER TABLE processed_events_events ADD COLUMN IF NOT EXISTS scope text;
 
 -- The templates' example business step writes here. Replace it with your own table or step.
 CREATE TABLE IF NOT EXISTS business_log (

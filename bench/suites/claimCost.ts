@@ -63,6 +63,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 			fingerprint: true,
 			responses: true,
 			events: false,
+			eventScope: false,
 		},
 		layout: dist.internals.layoutOf(
 			new Map(

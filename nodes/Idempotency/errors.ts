@@ -13,6 +13,9 @@ export class IdempotencyError extends PackageError {}
 /** An item from which no key (or no usable key) can be made. */
 export class KeyError extends IdempotencyError {}
 
+/** A node setting that cannot be used as given (a reserved Scope, say): the message names it. */
+export class SettingError extends IdempotencyError {}
+
 /** The claim table is missing, has the wrong shape, or the role may not use it as the operation needs. */
 export class TableError extends IdempotencyError {}
 

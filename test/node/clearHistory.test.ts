@@ -177,6 +177,11 @@ it.each([
 	[undefined, /^Scope is empty/],
 	['evt', /^Scope "evt" is refused: keys made without a Scope start with "evt:" too/],
 	['sha256', /^Scope "sha256" is refused/],
+	// Before, it deleted every Burst Item-ID claim, and redelivered messages were collected twice.
+	[
+		'burst',
+		/^Scope "burst" is refused: Idempotency Burst's Item-ID claims start with "burst:" too/,
+	],
 	['two words', /the scope "two words" must be 1–100 characters with no spaces/],
 ])('refuses the scope %p before touching the table', async (scope, message) => {
 	const table = uniqueTableName('clear');

@@ -418,6 +418,21 @@ describe('a holder that died loses nothing', () => {
 		expect(numbers(own)).toEqual([1]);
 	});
 
+	it("Flush Due Bursts with a Burst Key Prefix takes only its own workflow's bursts", async () => {
+		const table = uniqueTableName('burst');
+		const released = [];
+		for (const chat of ['shop:c12', 'ci:c12']) {
+			const [[first]] = await collect(table, chat, 0, { quietSeconds: 0.1 });
+			released.push(burstOf((await run('release', [first], table))[0][0]).released);
+		}
+		expect(released).toEqual([true, true]);
+		// Before: workflow A's Flush took workflow B's burst too.
+		const [shop] = await run('flush', [{ json: {} }], table, { burstKeyPrefix: 'shop:' });
+		expect(shop.map((item) => burstOf(item).key)).toEqual(['shop:c12']);
+		const [ci] = await run('flush', [{ json: {} }], table, { burstKeyPrefix: 'ci:' });
+		expect(ci.map((item) => burstOf(item).key)).toEqual(['ci:c12']);
+	});
+
 	it('Release ends the lease at once: the next flush runs the burst again', async () => {
 		const table = uniqueTableName('burst');
 		const [[first]] = await collect(table, 'c11', 0, { quietSeconds: 0.1 });

@@ -4,86 +4,25 @@
  * to a taker and the sender's own retry), Max Attempts parks a dead letter that List Stuck Claims shows and
  * Requeue puts back. Time is moved by moving the claim's lease_until, the one clock the inbox reads.
  */
-import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
-import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
-import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
-import { executeContext, webhookItem } from '../../harness/node/executeContext';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { webhookItem } from '../../harness/node/executeContext';
+import { testPool, uniqueTableName } from '../support/database';
+import {
+	claim,
+	delivery,
+	eventRows as eventRowsOf,
+	keyOperation,
+	makeDue as makeDueOf,
+	retryLater,
+	takeDue,
+} from '../support/inboxNodes';
 
 const admin = testPool(2);
 afterAll(() => admin.end());
 
-const claimNode = new IdempotencyClaim();
-const keyNode = new IdempotencyKey();
-
-const delivery = (id: string, extra: Record<string, string> = {}) =>
-	webhookItem(JSON.stringify({ id, type: 'push', note: 'café' }), {
-		'x-github-event': 'push',
-		'x-hub-signature-256': 'sha256=secret-looking',
-		...extra,
-	});
-
-function claim(items: INodeExecutionData[], table: string, extra: IDataObject = {}) {
-	return claimNode.execute.call(
-		executeContext(items, {
-			parameters: {
-				keySource: 'auto',
-				claimMode: 'lease',
-				leaseSeconds: 300,
-				keepEvent: true,
-				keptHeaders: 'X-GitHub-Event',
-				options: { table },
-				...extra,
-			},
-			credentials: testCredentials(),
-			continueOnFail: true,
-		}),
-	);
-}
-
-/** The Key node on items that carry idempotency.key and idempotency.claimId, as the templates map them. */
-function keyOperation(
-	operation: string,
-	items: INodeExecutionData[],
-	table: string,
-	extra: IDataObject = {},
-) {
-	return keyNode.execute.call(
-		executeContext(items.length > 0 ? items : [{ json: {} }], {
-			parameters: { operation, options: { table }, ...extra },
-			perItem: (name, index) => {
-				const result = (items[index]?.json.idempotency ?? {}) as IDataObject;
-				if (name === 'key') return result.key;
-				if (name === 'claimId') return result.claimId;
-				return undefined;
-			},
-			credentials: testCredentials(),
-			nodeName: 'Idempotency Key',
-			nodeType: 'idempotencyKey',
-		}),
-	);
-}
-
-const takeDue = (table: string, extra: IDataObject = {}) =>
-	keyOperation('takeDue', [], table, { maxEvents: 100, leaseSeconds: 300, ...extra });
-const retryLater = (items: INodeExecutionData[], table: string, extra: IDataObject = {}) =>
-	keyOperation('retryLater', items, table, {
-		errorMessage: 'the shipping API answered 502',
-		backoff: { baseSeconds: 60, jitter: 0 },
-		...extra,
-	});
-/** Moves every lease of the table into the past: whatever is held, or scheduled, is due now. */
-const makeDue = (table: string) =>
-	admin.query(
-		`UPDATE ${table} SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'`,
-	);
-const eventRows = async (table: string) =>
-	(
-		await admin.query(
-			`SELECT key, attempts, dead_at IS NOT NULL AS dead, last_error, content_type, headers, convert_from(body, 'UTF8') AS body FROM ${table}_events ORDER BY key`,
-		)
-	).rows;
+const makeDue = (table: string) => makeDueOf(admin, table);
+const eventRows = (table: string) => eventRowsOf(admin, table);
 
 describe('Keep Event', () => {
 	it('keeps the raw bytes, the content type and the named headers with the claim; Complete drops them', async () => {

@@ -169,7 +169,7 @@ describe('workflows/processed_events.sql', () => {
 		const byFile = await columnsAfter([SHIPPED_SQL], uniqueTableName('file_ev'), table);
 		expect(byFile).toEqual(byNode);
 		expect(byNode.map((c) => c.column_name).join(' ')).toBe(
-			'received_at dead_at attempts key content_type last_error headers body',
+			'received_at dead_at attempts key content_type last_error headers scope body',
 		);
 	});
 });

@@ -85,6 +85,7 @@ export const EVERY_CAPABILITY = {
 	fingerprint: true,
 	responses: true,
 	events: false,
+	eventScope: false,
 };
 export const NO_CAPABILITY = {
 	counters: false,
@@ -92,6 +93,7 @@ export const NO_CAPABILITY = {
 	fingerprint: false,
 	responses: false,
 	events: false,
+	eventScope: false,
 };
 
 /** Whether each claim was completed: it is, now, whoever completed it. */

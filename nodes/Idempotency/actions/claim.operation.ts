@@ -7,7 +7,8 @@ import {
 
 import { claimProperties, MAX_WAIT_SECONDS } from '../descriptions/claimProperties';
 import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
-import { EventSizeError } from '../errors';
+import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
+import { EventSizeError, SettingError } from '../errors';
 import { deriveKey, hasEventId } from '../key/deriveKey';
 import { payloadFingerprint, type FingerprintMode } from '../key/fingerprint';
 import type { DerivedKey, KeyRule } from '../key/keyRule';
@@ -65,8 +66,16 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
 	let keptEvent: KeptEventReader | undefined;
+	let maxAttempts: number | undefined;
 	try {
 		keptEvent = mode === 'lease' ? readKeptEvent(this) : undefined;
+		if (keptEvent) {
+			maxAttempts = readNumber(
+				this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),
+				'Max Attempts',
+				{ min: 1, max: 1000, integer: true },
+			);
+		}
 	} catch (error) {
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
@@ -98,7 +107,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			requests.push({
 				key: derived.key,
 				fingerprint: payloadFingerprint(input, fingerprintMode),
-				event: keptEvent?.(items[index], rawBody),
+				event: keptEvent?.(items[index], rawBody, scope),
 			});
 			derivedKeys.push(derived);
 			indexes.push(index);
@@ -107,7 +116,10 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			if (!this.continueOnFail())
 				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
 			// Too large to keep is a setting to raise (answer 5xx, the sender retries); anything else is the delivery's.
-			const kind = error instanceof EventSizeError ? 'configuration' : 'bad_delivery';
+			const kind =
+				error instanceof EventSizeError || error instanceof SettingError
+					? 'configuration'
+					: 'bad_delivery';
 			pushUnclaimed(this, outputs, items, failedItem(message, kind, index));
 		}
 	}
@@ -128,6 +140,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		countRepeats,
 		claimId: newClaimId(),
 		waitMs: waitSeconds * 1000,
+		maxAttempts,
 	};
 	try {
 		const pool = await poolFor(credentials);

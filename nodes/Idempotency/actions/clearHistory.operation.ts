@@ -1,6 +1,5 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
-import { UNSCOPED_KEY_PREFIXES } from '../key/deriveKey';
 import { checkScope, scopePrefix } from '../key/scope';
 import { clearScope } from '../store/clearScope';
 import { watermarkRef } from '../store/watermarkTable';
@@ -68,11 +67,6 @@ function readClearScope(value: unknown): string {
 			'Scope is empty. Clear Deduplication History deletes one scope and never a whole table: give the scope (to delete keys by age, use Purge)',
 		);
 	}
-	// It would also match keys that belong to no scope at all (`evt:…` of every webhook).
-	if (UNSCOPED_KEY_PREFIXES.includes(scope)) {
-		throw new Error(
-			`Scope "${scope}" is refused: keys made without a Scope start with "${scope}:" too, so clearing it would delete them`,
-		);
-	}
+	// A reserved scope would also match keys made without one, or Idempotency Burst's (checkScope refuses it).
 	return checkScope(scope);
 }

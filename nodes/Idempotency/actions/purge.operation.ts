@@ -13,6 +13,7 @@ import { readTableRef } from './parameters/readTableRef';
 export async function executePurge(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	let olderThanDays: number;
 	let batchSize: number;
+	const includeDeadLetters = this.getNodeParameter('includeDeadLetters', 0, false) === true;
 	try {
 		olderThanDays = readNumber(this.getNodeParameter('olderThanDays', 0, 30), 'Older Than (Days)', {
 			min: 0,
@@ -23,11 +24,16 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 	}
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
-	const needs: TableNeeds = { createIfMissing: false, privileges: ['SELECT', 'DELETE'] };
+	// Read afresh: a cached picture that predates the event table would not know which claims keep events.
+	const needs: TableNeeds = {
+		createIfMissing: false,
+		privileges: ['SELECT', 'DELETE'],
+		fresh: true,
+	};
 	try {
 		const table = await openClaimTable(await poolFor(credentials), ref, needs);
 		const result = await withCurrentTable(table, needs, (current) =>
-			purgeKeys(current, { olderThanDays, batchSize }),
+			purgeKeys(current, { olderThanDays, batchSize, includeDeadLetters }),
 		);
 		return [
 			[
@@ -38,6 +44,7 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 						batches: result.batches,
 						cutoff: result.cutoff.toISOString(),
 						olderThanDays,
+						includeDeadLetters,
 					},
 					pairedItem: { item: 0 },
 				},

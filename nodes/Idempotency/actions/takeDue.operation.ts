@@ -5,12 +5,18 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
-import { readSignedBody } from '../../shared/body/signedBody';
+import { readWebhookBody } from '../../shared/body/webhookBody';
 import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
 import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { readOptionalScope } from '../key/scope';
+import {
+	openClaimTable,
+	withCurrentTable,
+	type ClaimTable,
+	type TableNeeds,
+} from '../store/claimTable';
 import { newClaimId } from '../store/claimId';
-import { takeDueEvents, type DueEvent, type DueEvents } from '../store/inbox';
+import { parkHeldEvents, takeDueEvents, type DueEvent, type DueEvents } from '../store/inbox';
 import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
@@ -28,6 +34,7 @@ export async function executeTakeDue(this: IExecuteFunctions): Promise<INodeExec
 	let maxEvents: number;
 	let leaseSeconds: number;
 	let maxAttempts: number;
+	let scope: string | null;
 	try {
 		maxEvents = readNumber(
 			this.getNodeParameter('maxEvents', 0, INBOX_DEFAULTS.maxEvents),
@@ -44,6 +51,7 @@ export async function executeTakeDue(this: IExecuteFunctions): Promise<INodeExec
 			'Max Attempts',
 			{ min: 1, max: 1000, integer: true },
 		);
+		scope = readOptionalScope(this.getNodeParameter('scope', 0, ''));
 	} catch (error) {
 		throw new NodeOperationError(this.getNode(), (error as Error).message);
 	}
@@ -55,35 +63,49 @@ export async function executeTakeDue(this: IExecuteFunctions): Promise<INodeExec
 	};
 	const claimId = newClaimId();
 	let due: DueEvents;
+	let table: ClaimTable;
 	try {
-		const table = await openClaimTable(await poolFor(credentials), readTableRef(this), needs);
+		table = await openClaimTable(await poolFor(credentials), readTableRef(this), needs);
 		// No event table yet: no claim has kept an event, so none is due.
 		if (!table.capabilities.events) return [[]];
 		due = await withCurrentTable(table, needs, (current) =>
-			takeDueEvents(current, { limit: maxEvents, leaseSeconds, maxAttempts, claimId }),
+			takeDueEvents(current, { limit: maxEvents, leaseSeconds, maxAttempts, claimId, scope }),
 		);
 	} catch (error) {
 		return [databaseFailure(this, error, credentials, [0], true)];
 	}
 	const out: INodeExecutionData[] = [];
-	for (const event of due.taken) out.push(await webhookShaped(this, event, claimId));
+	const unreadable: Array<{ key: string; reason: string }> = [];
+	for (const event of due.taken) {
+		const body = readWebhookBody(event.body, event.contentType ?? undefined);
+		if (body.ok) out.push(await webhookShaped(this, event, body.body, claimId));
+		else unreadable.push({ key: event.key, reason: `Take Due Events: ${body.problem}` });
+	}
+	// A business step given an empty body could succeed and Complete would drop the event: park it instead.
+	if (unreadable.length > 0) {
+		try {
+			await parkHeldEvents(table, claimId, unreadable);
+		} catch (error) {
+			return [databaseFailure(this, error, credentials, [0], true)];
+		}
+	}
 	return [out];
 }
 
 async function webhookShaped(
 	context: IExecuteFunctions,
 	event: DueEvent,
+	body: unknown,
 	claimId: string,
 ): Promise<INodeExecutionData> {
-	const parsed = readSignedBody(event.body, event.contentType ?? undefined);
 	const headers = { ...event.headers };
 	if (event.contentType !== null) headers['content-type'] ??= event.contentType;
 	const json: IDataObject = {
 		headers,
 		params: {},
 		query: {},
-		// What n8n's Webhook node puts there for JSON and form bodies; any other body only as binary data.
-		body: (parsed.ok ? parsed.body : {}) as IDataObject,
+		// What n8n's Webhook node put there on the first run, read again from the same bytes.
+		body: body as IDataObject,
 		idempotency: {
 			key: event.key,
 			isNew: true,

@@ -143,6 +143,16 @@ export const burstProperties: INodeProperties[] = [
 		displayOptions: { show: { operation: ['complete', 'release'] } },
 	},
 	{
+		displayName: 'Burst Key Prefix',
+		name: 'burstKeyPrefix',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. telegram:',
+		description:
+			"Take only bursts whose Burst Key starts with this. Workflows that share the burst tables stay apart by starting each one's Burst Key with its own prefix (which also keeps their Collects apart) and setting it here. Empty: every due burst in the tables.",
+		displayOptions: { show: { operation: ['flush'] } },
+	},
+	{
 		displayName: 'Max Bursts',
 		name: 'maxBursts',
 		type: 'number',

@@ -3,6 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import { PROVIDER_KEY_PRESETS } from '../key/providerPresets';
 import { binaryPropertyOption } from '../../shared/rawBody';
 import { LONGEST_DURATION_SECONDS } from './durationLimit';
+import { maxAttemptsProperty } from './inboxProperties';
 import { polledItemProperties } from './polledItemProperties';
 import { tableOptions } from './tableOptions';
 
@@ -183,6 +184,10 @@ export const claimProperties: INodeProperties[] = [
 			'Comma-separated header names kept with the event (lower-cased); the content type is always kept. Keep what the business step reads, not secrets or signatures.',
 		displayOptions: { show: { claimMode: ['lease'], keepEvent: [true] }, hide: WATERMARK },
 	},
+	maxAttemptsProperty({
+		show: { claimMode: ['lease'], keepEvent: [true] },
+		hide: WATERMARK,
+	}),
 	{
 		displayName: 'Max Event Size (KiB)',
 		name: 'maxEventKib',

@@ -1,4 +1,4 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
 
 import { LONGEST_DURATION_SECONDS } from './durationLimit';
 
@@ -16,15 +16,16 @@ export const INBOX_DEFAULTS = {
 	leaseSeconds: 300,
 };
 
-const maxAttempts = (show: { show: { operation: string[] } }): INodeProperties => ({
+/** One Max Attempts for the claim node (Keep Event), Retry Later and Take Due Events: set the same number on all three. */
+export const maxAttemptsProperty = (displayOptions: IDisplayOptions): INodeProperties => ({
 	displayName: 'Max Attempts',
 	name: 'maxAttempts',
 	type: 'number',
 	typeOptions: { minValue: 1, maxValue: 1000 },
 	default: 8,
 	description:
-		'Runs an event may start (the first delivery is one) before it is parked as a dead letter: never taken again until Requeue Dead Letter puts it back',
-	displayOptions: show,
+		"Runs an event may start, whoever starts them (the first delivery is one; a sender's retry or Take Due Events another) before it is parked as a dead letter: never taken again until Requeue Dead Letter puts it back. Use the same number on the claim node, Retry Later and Take Due Events.",
+	displayOptions,
 });
 
 export const inboxProperties: INodeProperties[] = [
@@ -38,7 +39,7 @@ export const inboxProperties: INodeProperties[] = [
 			"What went wrong, kept with the event as its last error (List Stuck Claims shows it for a dead letter). Map it from the business step's error output.",
 		displayOptions: RETRY,
 	},
-	maxAttempts(RETRY),
+	maxAttemptsProperty(RETRY),
 	{
 		displayName: 'Backoff',
 		name: 'backoff',
@@ -99,5 +100,15 @@ export const inboxProperties: INodeProperties[] = [
 			'How long each taken event is held by this run; if the run dies, the event is due again after it. Must outlast the whole run (Max Events × your slowest business step): every event of the run gets this one lease.',
 		displayOptions: TAKE,
 	},
-	maxAttempts(TAKE),
+	maxAttemptsProperty(TAKE),
+	{
+		displayName: 'Scope',
+		name: 'scope',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. shop',
+		description:
+			'Take only the events kept by a claim node with this Scope (its Options → Scope). Empty: only events kept without a Scope. Two workflows that keep events in one table stay apart by giving each its own Scope.',
+		displayOptions: TAKE,
+	},
 ];

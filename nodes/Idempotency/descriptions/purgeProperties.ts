@@ -12,6 +12,15 @@ export const purgeProperties: INodeProperties[] = [
 		displayOptions: { show: { operation: ['purge'] } },
 	},
 	{
+		displayName: 'Delete Old Dead Letters',
+		name: 'includeDeadLetters',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to delete dead letters too: kept events parked after Max Attempts, first seen and parked longer ago than Older Than (Days). Off: they stay until Requeue or a person deals with them. An event that is due, scheduled or requeued is never purged.',
+		displayOptions: { show: { operation: ['purge'] } },
+	},
+	{
 		displayName: 'Batch Size',
 		name: 'batchSize',
 		type: 'number',

@@ -13,19 +13,6 @@ import { sha256Hex } from './sha256';
  */
 const MAX_KEY_VALUE_BYTES = 512;
 
-/**
- * What every key made without a Scope starts with, before its colon: `evt:` (an id), `evt-sha256:` (a
- * long id, hashed), `sha256:` (the raw bytes), `sha256-json:` (the canonical JSON), `sha256-value:` (a
- * long expression value). A Scope named like one would reach keys that belong to no scope.
- */
-export const UNSCOPED_KEY_PREFIXES: readonly string[] = [
-	'evt',
-	'evt-sha256',
-	'sha256',
-	'sha256-json',
-	'sha256-value',
-];
-
 /** A UTF-16 surrogate without its partner: valid in a JS string and in JSON, but not text Postgres can store. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

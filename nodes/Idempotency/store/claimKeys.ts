@@ -3,7 +3,7 @@ import { storedResponseOf } from '../response/storedResponse';
 import type { ClaimOptions, ClaimOutcome, ClaimRequest } from './claimOutcome';
 import { claimStatement, type ClaimShape } from './claimSql';
 import type { ClaimTable } from './claimTable';
-import { eventTableRef } from './eventTable';
+import { eventTableRef, scopeColumnMissing } from './eventTable';
 import { queryStatement } from './namedStatements';
 import { readSingleAnswer, type ClaimStateRow } from './claimState';
 import { storedClaimId, storedFingerprint, type StoredValue } from './storedValues';
@@ -120,13 +120,17 @@ class KeyClaim {
 		if (this.mode === 'lease') values.push(this.options.leaseSeconds);
 		if (keepEvents) {
 			const events = positions.map((position) => this.requests[position].event);
+			if (!this.table.capabilities.eventScope && events.some((event) => event?.scope))
+				throw scopeColumnMissing(this.table.ref);
 			// A key without an event to keep (none offered) inserts nothing: body is NOT NULL.
 			const columns = [
 				events.map((event) => event?.contentType ?? null),
 				events.map((event) => event?.headers ?? null),
 				events.map((event) => event?.body ?? null),
+				events.map((event) => event?.scope ?? null),
 			];
 			values.push(...(single ? columns.map(([value]) => value) : columns));
+			values.push(this.options.maxAttempts ?? null);
 		}
 		const { value, lostAttempts } = await withTransientRetry(
 			this.table.pool,

@@ -19,6 +19,8 @@ export interface KeptEvent {
 	contentType: string | null;
 	/** The headers the user named, lower-cased, as JSON text. */
 	headers: string;
+	/** The claim's Scope (null: none): Take Due Events with the same Scope runs it again. */
+	scope: string | null;
 }
 
 export interface ClaimOptions {
@@ -32,6 +34,11 @@ export interface ClaimOptions {
 	now?: Date;
 	/** Claim with lease: how long a repeat waits for a claim another execution holds (0 or omitted: not at all). */
 	waitMs?: number;
+	/**
+	 * Keep Event: runs an event may start, whoever starts them. A delivery that finds the event's claim
+	 * expired after its last allowed run parks it (a dead letter) instead of running it again.
+	 */
+	maxAttempts?: number;
 }
 
 export interface ClaimOutcome {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import type { ClaimTable } from './claimTable';
-import { eventTableRef } from './eventTable';
+import { DIED_IN_LAST_RUN, eventTableRef, PARKED_LEASE } from './eventTable';
 import { STATE_COLUMNS, STATE_TYPES, type StateColumn } from './claimState';
 import { processingSql } from './tableLayout';
 
@@ -25,7 +25,11 @@ const statements = new Map<string, NamedStatement>();
 export interface ClaimShape {
 	mode: 'counting' | 'readOnly' | 'lease';
 	single: boolean;
-	/** A lease claim that keeps each won key's event in the event table ($6 content type(s), $7 headers, $8 bodies). */
+	/**
+	 * A lease claim that keeps each won key's event in the event table ($6 content type(s), $7 headers, $8
+	 * bodies, $9 scope(s), $10 Max Attempts: an expired claim whose event has started that many runs is parked,
+	 * not taken over).
+	 */
 	keepEvents?: boolean;
 }
 
@@ -62,6 +66,7 @@ function tableKey({ ref, capabilities: c, layout: l }: ClaimTable): string {
 		c.leases,
 		c.fingerprint,
 		c.responses,
+		c.eventScope,
 		l.statusColumn,
 		l.claimIdType,
 		l.fingerprintType,
@@ -139,8 +144,8 @@ class ClaimSqlParts {
 
 	/** The input arrays and the clock of a batch statement. */
 	private batchInputs(): string {
-		const kept = this.keepEvents ? ', $6::text[], $7::json[], $8::bytea[]' : '';
-		const keptNames = this.keepEvents ? ', ct, h, b' : '';
+		const kept = this.keepEvents ? ', $6::text[], $7::json[], $8::bytea[], $9::text[]' : '';
+		const keptNames = this.keepEvents ? ', ct, h, b, sc' : '';
 		return (
 			`input AS (SELECT u.* FROM unnest($1::text[], $2::${this.fingerprintType}[]${kept}) AS u(k, f${keptNames})), ` +
 			// The claim ID is named here too, for a table that has no claim_token to write it to.
@@ -154,7 +159,18 @@ class ClaimSqlParts {
 	 * so it costs only its parse.
 	 */
 	private singleParams(): string {
-		return `params AS (SELECT $2::${this.fingerprintType} AS f, $3::${this.claimIdType} AS t)`;
+		const kept = this.keepEvents ? ', $9::text AS sc, $10::integer AS ma' : '';
+		return `params AS (SELECT $2::${this.fingerprintType} AS f, $3::${this.claimIdType} AS t${kept})`;
+	}
+
+	/**
+	 * The keys this claim ID held before the statement ran (its snapshot): an earlier attempt of this very
+	 * statement that committed but whose answer was lost. Such a key is answered as won again, but its
+	 * event is not kept again, nor counted as another run.
+	 */
+	private heldBefore(): string {
+		const keys = this.single ? '$1::text' : 'ANY($1::text[])';
+		return `held_before AS (SELECT h.key FROM ${this.table} AS h WHERE h.key = ${keys} AND h.claim_token = ${this.claimId})`;
 	}
 
 	private get claimId(): string {
@@ -282,10 +298,17 @@ class ClaimSqlParts {
 	 */
 	leaseUpsert(): string {
 		const same = this.sameFingerprintOrUnknown('e.fingerprint', 'EXCLUDED.fingerprint');
-		const takeover = `(${processingSql(this.claimTable.layout, 'e')} AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.first_seen AND ${same})`;
+		const expired = `(${processingSql(this.claimTable.layout, 'e')} AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.first_seen)`;
+		// Max Attempts bounds runs whoever starts them: a sender's retry of an event that has started its last
+		// allowed run parks it (as Take Due would) instead of running it once more.
+		const spent = this.keepEvents
+			? `EXISTS (SELECT 1 FROM ${eventTableRef(this.claimTable.ref).qualified} AS s WHERE s.key = e.key AND s.attempts >= $10::integer)`
+			: 'false';
+		const takeover = `(${expired} AND ${same} AND NOT ${spent})`;
+		const parked = this.keepEvents ? ` WHEN ${expired} AND ${spent} THEN ${PARKED_LEASE}` : '';
 		return (
 			`${this.insert(this.leaseColumns())} ON CONFLICT (key) DO UPDATE SET ${ClaimSqlParts.COUNT}, ` +
-			`lease_until = CASE WHEN ${takeover} THEN EXCLUDED.lease_until ELSE e.lease_until END, ` +
+			`lease_until = CASE WHEN ${takeover} THEN EXCLUDED.lease_until${parked} ELSE e.lease_until END, ` +
 			`claim_token = CASE WHEN ${takeover} THEN EXCLUDED.claim_token ELSE e.claim_token END`
 		);
 	}
@@ -317,8 +340,8 @@ class ClaimSqlParts {
 		);
 		if (!this.keepEvents) return `WITH ${this.singleParams()} ${upsert} RETURNING ${answer}`;
 		return (
-			`WITH ${this.singleParams()}, touched AS (${upsert} RETURNING e.key, ${ClaimSqlParts.FRESH} AS fresh, ` +
-			`NOT ${this.notMine('e')} AS mine, ${answer}), ${this.keptEvents()} SELECT answer FROM touched`
+			`WITH ${this.singleParams()}, ${this.heldBefore()}, touched AS (${upsert} RETURNING e.key, ${ClaimSqlParts.FRESH} AS fresh, ` +
+			`NOT ${this.notMine('e')} AS mine, ${this.parkedNow('e')} AS parked, ${answer}), ${this.keptEvents()} SELECT answer FROM touched`
 		);
 	}
 
@@ -329,7 +352,9 @@ class ClaimSqlParts {
 	upsertBatch(upsert: string, lease: boolean, keepEvents: boolean): string {
 		return (
 			`WITH ${this.batchInputs()}, ` +
-			`touched AS (${upsert} RETURNING e.*, ${ClaimSqlParts.FRESH} AS fresh, NOT ${this.notMine('e')} AS mine), ` +
+			(keepEvents ? `${this.heldBefore()}, ` : '') +
+			`touched AS (${upsert} RETURNING e.*, ${ClaimSqlParts.FRESH} AS fresh, NOT ${this.notMine('e')} AS mine` +
+			`${keepEvents ? `, ${this.parkedNow('e')} AS parked` : ''}), ` +
 			(keepEvents ? `${this.keptEvents()}, ` : '') +
 			'summary AS (SELECT count(*) FILTER (WHERE fresh)::integer AS fresh, COALESCE(bool_or(fresh OR mine), false) AS won FROM touched) ' +
 			`SELECT t.key, ${this.stateColumns('t', 'input.f')}, NULL::integer AS fresh, NULL::text AS async_commit ` +
@@ -346,14 +371,31 @@ class ClaimSqlParts {
 	 */
 	private keptEvents(): string {
 		const events = eventTableRef(this.claimTable.ref).qualified;
-		const [from, ct, h, b] = this.single
-			? ['touched t', '$6::text', '$7::json', '$8::bytea']
-			: ['touched t JOIN input ON input.k = t.key', 'input.ct', 'input.h', 'input.b'];
+		const [from, ct, h, b, sc] = this.single
+			? ['touched t', '$6::text', '$7::json', '$8::bytea', '$9::text']
+			: ['touched t JOIN input ON input.k = t.key', 'input.ct', 'input.h', 'input.b', 'input.sc'];
+		const scoped = this.claimTable.capabilities.eventScope;
+		const columns = `key, content_type, headers, body${scoped ? ', scope' : ''}`;
+		const values = `t.key, ${ct}, ${h}, ${b}${scoped ? `, ${sc}` : ''}`;
+		const won = `${b} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM held_before WHERE held_before.key = t.key)`;
+		// A new claim's event replaces whatever row its key left behind (a Release by a worker that did not
+		// know of this table yet): the delivery that runs is this one. A takeover counts one more run.
+		const fresh =
+			'content_type = EXCLUDED.content_type, headers = EXCLUDED.headers, body = EXCLUDED.body, ' +
+			`received_at = EXCLUDED.received_at, attempts = 1, dead_at = NULL, last_error = NULL${scoped ? ', scope = EXCLUDED.scope' : ''}`;
 		return (
-			`kept AS (INSERT INTO ${events} AS v (key, content_type, headers, body) ` +
-			`SELECT t.key, ${ct}, ${h}, ${b} FROM ${from} WHERE (t.fresh OR t.mine) AND ${b} IS NOT NULL ` +
-			'ON CONFLICT (key) DO UPDATE SET attempts = v.attempts + 1)'
+			`kept AS (INSERT INTO ${events} AS v (${columns}) SELECT ${values} FROM ${from} ` +
+			`WHERE t.fresh AND ${won} ON CONFLICT (key) DO UPDATE SET ${fresh}), ` +
+			`retaken AS (INSERT INTO ${events} AS v (${columns}) SELECT ${values} FROM ${from} ` +
+			`WHERE t.mine AND NOT t.fresh AND ${won} ON CONFLICT (key) DO UPDATE SET attempts = v.attempts + 1), ` +
+			`parked_events AS (UPDATE ${events} AS v SET dead_at = now(), last_error = COALESCE(v.last_error, '${DIED_IN_LAST_RUN}') ` +
+			'FROM touched t WHERE v.key = t.key AND t.parked AND v.dead_at IS NULL)'
 		);
+	}
+
+	/** A row this statement parked: its lease is a dead letter's and another claim ID holds it. */
+	private parkedNow(alias: string): string {
+		return `(${alias}.lease_until = ${PARKED_LEASE} AND ${this.notMine(alias)})`;
 	}
 
 	private notMine(alias: string): string {

@@ -29,6 +29,8 @@ export interface TableNeeds {
 	privileges: TablePrivilege[];
 	/** The event table beside it (a claim that keeps its event, and the operations that read them). */
 	events?: boolean;
+	/** Read the table now, not from the cached picture: what the operation deletes depends on it. */
+	fresh?: boolean;
 }
 
 /** What Retry Later and Requeue Dead Letter need: they change the claim of a kept event. */
@@ -119,7 +121,8 @@ async function cachedPreparation(
 	const entry = tables.get(ref.qualified);
 	// A picture read without Create Table If Missing must not stand in for one that adds what is missing:
 	// a user who turns the option on, as an error told them to, expects it to act on the next execution.
-	if (!entry || (createIfMissing && !entry.repaired)) return reprepare(pool, ref, needs);
+	if (!entry || (createIfMissing && !entry.repaired) || needs.fresh)
+		return reprepare(pool, ref, needs);
 	if (Date.now() - entry.at > RECHECK_AFTER_MS) {
 		// Read again in the background; the old picture serves until the new one is in, and stays if the
 		// read fails (a database that is restarting must not fail a Complete that only needs the old one).

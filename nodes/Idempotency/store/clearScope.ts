@@ -1,9 +1,10 @@
 import type { Pool } from 'pg';
 
 import { deleteInBatches } from './deleteInBatches';
-import { deleteWithEvents } from './eventTable';
+import { deleteWithEvents, eventTableRef } from './eventTable';
+import { liveClaimSql } from './liveClaims';
 import { readTableFacts } from './tableFacts';
-import { layoutOf, processingSql } from './tableLayout';
+import { layoutOf } from './tableLayout';
 import type { TableRef } from './tableRef';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
 import { UNDEFINED_TABLE } from './createOnDemand';
@@ -28,7 +29,8 @@ export interface ClearScopeResult {
  * Deletes one scope's history: every key that starts with `<scope>:` (compared with starts_with, so
  * `_` and `%` in a scope are plain characters, not LIKE wildcards) in batches, and the scope's
  * watermark. A claim still being worked on (processing, lease running) is kept, as Purge keeps it: its
- * holder would lose it and the next poll would run the item a second time. A table that does not exist
+ * holder would lose it and the next poll would run the item a second time; so is a claim whose kept event
+ * is still in flight (due, scheduled, requeued or a dead letter): clearing history never drops an event. A table that does not exist
  * has nothing to clear; neither table is created.
  */
 export async function clearScope(
@@ -41,9 +43,12 @@ export async function clearScope(
 	let deleted = { deleted: 0, batches: 0 };
 	if (facts.tableExists) {
 		// A compact table has no status column: a set lease_until is what marks a claim still processing.
-		const live = facts.columns.has('lease_until')
-			? ` AND NOT (${processingSql(layoutOf(facts.columns), 't')} AND t.lease_until > now())`
-			: '';
+		const rule = {
+			layout: layoutOf(facts.columns),
+			events: facts.eventTableExists ? eventTableRef(claimTable) : null,
+			now: 'now()',
+		};
+		const live = facts.columns.has('lease_until') ? ` AND NOT ${liveClaimSql(rule, 't')}` : '';
 		const { qualified } = claimTable;
 		const sql =
 			`WITH doomed AS (SELECT t.key FROM ${qualified} AS t WHERE starts_with(t.key, $1)${live} LIMIT $2 FOR UPDATE OF t SKIP LOCKED) ` +

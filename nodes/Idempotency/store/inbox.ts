@@ -1,5 +1,5 @@
 import type { ClaimTable } from './claimTable';
-import { eventTableRef } from './eventTable';
+import { DIED_IN_LAST_RUN, eventTableRef, PARKED_LEASE, scopeColumnMissing } from './eventTable';
 import { storedClaimId } from './storedValues';
 import { processingSql } from './tableLayout';
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
@@ -38,9 +38,6 @@ export interface RetryLaterResult {
 	dueAt: Date | null;
 }
 
-/** The lease of a parked event: it never ends. */
-const PARKED = "'infinity'::timestamptz";
-
 /**
  * Records a failed attempt of each held claim's event and makes it due after the backoff, or parks it
  * once it has been started Max Attempts times. Only the claim's holder (its claim ID) can do so.
@@ -63,7 +60,7 @@ export async function retryLater(
 		`AND ${processingSql(table.layout, 'c')} FOR UPDATE OF c), ` +
 		`ev AS (UPDATE ${events} AS v SET last_error = $3, dead_at = CASE WHEN v.attempts >= $4 THEN now() END ` +
 		'FROM held WHERE v.key = held.key RETURNING v.key, v.attempts, v.dead_at IS NOT NULL AS dead), ' +
-		`moved AS (UPDATE ${claims} AS c SET lease_until = CASE WHEN ev.dead THEN ${PARKED} ` +
+		`moved AS (UPDATE ${claims} AS c SET lease_until = CASE WHEN ev.dead THEN ${PARKED_LEASE} ` +
 		`ELSE now() + make_interval(secs => ${delay}) END FROM ev WHERE c.key = ev.key RETURNING c.lease_until) ` +
 		'SELECT h.n AS held, ev.attempts, ev.dead, moved.lease_until FROM (SELECT count(*)::integer AS n FROM held) AS h ' +
 		'LEFT JOIN ev ON true LEFT JOIN moved ON true';
@@ -117,6 +114,8 @@ export interface DueEventQuery {
 	maxAttempts: number;
 	/** The claim ID of this taker: Complete and Retry Later name it. */
 	claimId: string;
+	/** Only events kept by a claim with this Scope; null: only those kept without one. */
+	scope: string | null;
 }
 
 export interface DueEvent {
@@ -138,27 +137,37 @@ export interface DueEvents {
 }
 
 /**
- * Takes over up to `limit` due events, oldest lease first, in one statement. Rows another transaction
- * holds (a sender's retry taking the same claim, another taker) are skipped, never waited for or taken
- * twice. Events left behind by a claim that is gone or completed (a Complete that did not know of the
- * event table yet) are dropped on the way.
+ * Takes over up to `limit` due events of one scope, oldest lease first, in one statement. Rows another
+ * transaction holds (a sender's retry taking the same claim, another taker) are skipped, never waited for
+ * or taken twice. Events this claim ID already holds come back first, as they are: an earlier attempt of
+ * this very statement committed and its answer was lost, and its events must neither wait out their lease
+ * nor count another run. Events left behind by a claim that is gone or completed (a Complete that did not
+ * know of the event table yet) are dropped on the way.
  */
 export async function takeDueEvents(table: ClaimTable, query: DueEventQuery): Promise<DueEvents> {
 	const claims = table.ref.qualified;
 	const events = eventTableRef(table.ref).qualified;
 	const processing = processingSql(table.layout, 'c');
+	if (query.scope !== null && !table.capabilities.eventScope) throw scopeColumnMissing(table.ref);
+	// A table made before events had a scope holds only events kept without one.
+	const inScope = table.capabilities.eventScope
+		? 'v.scope IS NOT DISTINCT FROM $5::text'
+		: '$5::text IS NULL';
+	const mine = `COALESCE(c.claim_token = $2::${table.layout.claimIdType}, false)`;
 	const sql =
-		`WITH due AS (SELECT c.key, v.attempts >= $4 AS last FROM ${claims} AS c JOIN ${events} AS v ON v.key = c.key ` +
-		`WHERE v.dead_at IS NULL AND ${processing} AND COALESCE(c.lease_until, '-infinity') <= now() ` +
-		'ORDER BY c.lease_until LIMIT $1 FOR UPDATE OF c SKIP LOCKED), ' +
+		`WITH due AS (SELECT c.key, ${mine} AS held, v.attempts >= $4 AND NOT ${mine} AS last ` +
+		`FROM ${claims} AS c JOIN ${events} AS v ON v.key = c.key ` +
+		`WHERE v.dead_at IS NULL AND ${processing} AND ${inScope} AND (COALESCE(c.lease_until, '-infinity') <= now() OR ${mine}) ` +
+		`ORDER BY ${mine} DESC, c.lease_until LIMIT $1 FOR UPDATE OF c SKIP LOCKED), ` +
 		`taken AS (UPDATE ${claims} AS c SET ` +
 		`claim_token = CASE WHEN due.last THEN c.claim_token ELSE $2::${table.layout.claimIdType} END, ` +
-		`lease_until = CASE WHEN due.last THEN ${PARKED} ELSE now() + make_interval(secs => $3) END ` +
-		'FROM due WHERE c.key = due.key RETURNING c.key, c.lease_until, due.last), ' +
+		`lease_until = CASE WHEN due.last THEN ${PARKED_LEASE} WHEN due.held THEN c.lease_until ELSE now() + make_interval(secs => $3) END ` +
+		'FROM due WHERE c.key = due.key RETURNING c.key, c.lease_until, due.last, due.held), ' +
 		`parked AS (UPDATE ${events} AS v SET dead_at = now(), ` +
-		"last_error = COALESCE(v.last_error, 'its last run ended without Complete or Retry Later (the execution died)') " +
+		`last_error = COALESCE(v.last_error, '${DIED_IN_LAST_RUN}') ` +
 		'FROM taken WHERE v.key = taken.key AND taken.last RETURNING v.key), ' +
-		`counted AS (UPDATE ${events} AS v SET attempts = v.attempts + 1 FROM taken WHERE v.key = taken.key AND NOT taken.last ` +
+		`counted AS (UPDATE ${events} AS v SET attempts = v.attempts + CASE WHEN taken.held THEN 0 ELSE 1 END ` +
+		'FROM taken WHERE v.key = taken.key AND NOT taken.last ' +
 		'RETURNING v.key, v.attempts, v.received_at, v.content_type, v.headers, v.body, v.last_error), ' +
 		`orphans AS (DELETE FROM ${events} AS v WHERE v.key IN (SELECT o.key FROM ${events} AS o ` +
 		`LEFT JOIN ${claims} AS c ON c.key = o.key WHERE c.key IS NULL OR NOT ${processing} LIMIT $1)) ` +
@@ -169,6 +178,7 @@ export async function takeDueEvents(table: ClaimTable, query: DueEventQuery): Pr
 		storedClaimId(table.layout, query.claimId),
 		query.leaseSeconds,
 		query.maxAttempts,
+		query.scope,
 	];
 	const { value } = await withTransientRetry(
 		table.pool,
@@ -201,6 +211,39 @@ export async function takeDueEvents(table: ClaimTable, query: DueEventQuery): Pr
 				leaseUntil: row.lease_until,
 			})),
 	};
+}
+
+/**
+ * Parks events this claim ID holds, each with its reason as the last error: for an event that cannot be
+ * run as it came (Take Due cannot rebuild its item), a dead letter an operator sees is the loud way to
+ * fail that loses nothing. Returns the keys parked.
+ */
+export async function parkHeldEvents(
+	table: ClaimTable,
+	claimId: string,
+	reasons: Array<{ key: string; reason: string }>,
+): Promise<string[]> {
+	const claims = table.ref.qualified;
+	const events = eventTableRef(table.ref).qualified;
+	const sql =
+		'WITH input AS (SELECT * FROM unnest($1::text[], $3::text[]) AS u(key, reason)), ' +
+		`held AS (SELECT c.key, input.reason FROM ${claims} AS c JOIN input ON input.key = c.key ` +
+		`WHERE c.claim_token = $2::${table.layout.claimIdType} AND ${processingSql(table.layout, 'c')} ` +
+		'ORDER BY c.key COLLATE "C" FOR UPDATE OF c), ' +
+		`moved AS (UPDATE ${claims} AS c SET lease_until = ${PARKED_LEASE} FROM held WHERE c.key = held.key RETURNING c.key) ` +
+		`UPDATE ${events} AS v SET dead_at = now(), last_error = held.reason FROM held JOIN moved ON moved.key = held.key ` +
+		'WHERE v.key = held.key RETURNING v.key';
+	const { value } = await withTransientRetry(
+		table.pool,
+		(client) =>
+			client.query<{ key: string }>(sql, [
+				reasons.map((entry) => entry.key),
+				storedClaimId(table.layout, claimId),
+				reasons.map((entry) => entry.reason),
+			]),
+		SETTLE_RETRY,
+	);
+	return value.rows.map((row) => row.key);
 }
 
 /** Puts dead letters back in line: due at once, with Max Attempts counted afresh. Returns the keys requeued. */

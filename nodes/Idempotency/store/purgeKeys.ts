@@ -1,11 +1,13 @@
 import type { ClaimTable } from './claimTable';
 import { deleteInBatches } from './deleteInBatches';
-import { deleteWithEvents } from './eventTable';
-import { processingSql } from './tableLayout';
+import { deleteWithEvents, eventTableRef } from './eventTable';
+import { liveClaimSql } from './liveClaims';
 
 export interface PurgeOptions {
 	olderThanDays: number;
 	batchSize: number;
+	/** Also delete dead letters first seen and parked before the cutoff (their events with them). */
+	includeDeadLetters?: boolean;
 	/** The clock the cutoff and lease expiry are measured from; the database's now() when omitted. */
 	now?: Date;
 }
@@ -19,7 +21,9 @@ export interface PurgeResult {
 /**
  * Deletes keys first seen before the cutoff, in batches (deleteInBatches). A claim still being worked
  * on (processing, lease not yet expired) is never deleted, however old its key: its holder would lose it
- * and a retry would run the work again.
+ * and a retry would run the work again. Nor is a claim that keeps an event still in flight, whatever its
+ * lease says: due (its holder died), scheduled by Retry Later, requeued, or parked as a dead letter,
+ * unless asked to delete dead letters parked before the cutoff too.
  * Rows another transaction holds are skipped, not waited for; the next purge takes them.
  */
 export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promise<PurgeResult> {
@@ -31,10 +35,15 @@ export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promi
 	const { now, cutoff } = clock.rows[0];
 	// Without lease columns every claim is final: nothing is still being worked on.
 	const { leases } = table.capabilities;
-	const live = leases
-		? ` AND NOT (${processingSql(table.layout, 't')} AND t.lease_until > $3)`
-		: '';
-	const values = leases ? [cutoff, options.batchSize, now] : [cutoff, options.batchSize];
+	const rule = {
+		layout: table.layout,
+		events: table.capabilities.events ? eventTableRef(table.ref) : null,
+		now: '$3',
+		deadLettersBefore: { enabled: '$4::boolean', cutoff: '$1' },
+	};
+	const live = leases ? ` AND NOT ${liveClaimSql(rule, 't')}` : '';
+	const values: unknown[] = leases ? [cutoff, options.batchSize, now] : [cutoff, options.batchSize];
+	if (leases && rule.events) values.push(options.includeDeadLetters === true);
 	// The oldest keys first, read from the first_seen index a batch at a time (a partitioned table merges
 	// its partitions' indexes): the table itself is never scanned.
 	const sql =

@@ -1,5 +1,5 @@
 import { storedResponseOf, type StoredResponse } from '../response/storedResponse';
-import type { ClaimTable } from './claimTable';
+import { openClaimTable, type ClaimTable } from './claimTable';
 import { eventTableRef } from './eventTable';
 import { signalSettled } from './settleSignals';
 import { storedClaimId } from './storedValues';
@@ -87,14 +87,39 @@ export async function releaseClaims(
 }
 
 /**
+ * Drops the kept events of keys just settled by a statement whose picture of the table knew of no event
+ * table, once the catalog, read afresh, shows one. Only where the claim is no longer processing: a new
+ * delivery that claimed the key meanwhile keeps the event it brought.
+ */
+async function dropSettledEvents(table: ClaimTable, keys: string[]): Promise<void> {
+	const current = await openClaimTable(table.pool, table.ref, {
+		createIfMissing: false,
+		privileges: [],
+		fresh: true,
+	});
+	if (!current.capabilities.events || keys.length === 0) return;
+	const processing = current.capabilities.leases ? processingSql(current.layout, 'c') : 'false';
+	await withTransientRetry(
+		table.pool,
+		(client) =>
+			client.query(
+				`DELETE FROM ${eventTableRef(table.ref).qualified} AS v WHERE v.key = ANY($1::text[]) ` +
+					`AND NOT EXISTS (SELECT 1 FROM ${table.ref.qualified} AS c WHERE c.key = v.key AND ${processing})`,
+				[keys],
+			),
+		SETTLE_RETRY,
+	);
+}
+
+/**
  * Per (key, claim ID) pair: whether it was settled, and otherwise what its row is. The `cur` join reads the
  * statement's snapshot, taken before `done` ran, which for a pair left unsettled is the row as it stays.
  */
-function settledPairs(table: ClaimTable, storing: boolean): string {
+function settledPairs(table: ClaimTable, storing: boolean, extra: string): string {
 	const processing = table.capabilities.leases ? processingSql(table.layout, 'cur') : 'false';
 	return (
 		'SELECT u.n, done.key IS NOT NULL AS settled, cur.key IS NOT NULL AS present, ' +
-		`coalesce(${processing}, false) AS processing${storing ? ', done.response' : ''} ` +
+		`coalesce(${processing}, false) AS processing${storing ? ', done.response' : ''}${extra} ` +
 		`FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ` +
 		'LEFT JOIN targets ON targets.n = u.n LEFT JOIN done ON done.key = targets.key ' +
 		`LEFT JOIN ${table.ref.qualified} AS cur ON cur.key = u.k`
@@ -130,10 +155,17 @@ async function settle(
 		pairs.map((pair) => (pair.claimId === null ? null : storedClaimId(table.layout, pair.claimId))),
 	];
 	if (storing) values.push(pairs.map((pair) => pair.response ?? null));
-	// A kept event is dropped by the statement that settles its claim.
-	const dropEvents = table.capabilities.events
-		? `, dropped AS (DELETE FROM ${eventTableRef(table.ref).qualified} AS v USING done WHERE v.key = done.key)`
-		: '';
+	// A kept event is dropped by the statement that settles its claim. A picture of the table that knows of
+	// no event table may be older than it (made by another worker since): the statement asks the catalog.
+	const events = eventTableRef(table.ref);
+	let dropEvents = '';
+	let eventTableCheck = '';
+	if (table.capabilities.events) {
+		dropEvents = `, dropped AS (DELETE FROM ${events.qualified} AS v USING done WHERE v.key = done.key)`;
+	} else {
+		values.push(events.qualified);
+		eventTableCheck = `, to_regclass($${values.length}::text) IS NOT NULL AS event_table_named`;
+	}
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
@@ -143,9 +175,16 @@ async function settle(
 				present: boolean;
 				processing: boolean;
 				response?: unknown;
-			}>(`${sql}${dropEvents} ${settledPairs(table, storing)}`, values),
+				event_table_named?: boolean;
+			}>(`${sql}${dropEvents} ${settledPairs(table, storing, eventTableCheck)}`, values),
 		SETTLE_RETRY,
 	);
+	if (value.rows.some((row) => row.event_table_named)) {
+		await dropSettledEvents(
+			table,
+			value.rows.filter((row) => row.settled).map((row) => pairs[Number(row.n) - 1].key),
+		);
+	}
 	const settled = new Map<string, SettledClaim>();
 	const settledKeys: string[] = [];
 	for (const row of value.rows) {

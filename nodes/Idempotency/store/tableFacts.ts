@@ -23,6 +23,10 @@ export interface TableFacts {
 	 * event there. Another table of that name (say, a claim table) is never touched.
 	 */
 	eventTableExists: boolean;
+	/** The event table has a `scope` column (tables made before it lack one until their owner adds it). */
+	eventTableHasScope: boolean;
+	/** The role owns the event table, so it may add the scope column. */
+	eventTableOwned: boolean;
 	/** Something named `<table>_events` exists that is not an event table: events cannot be kept. */
 	eventTableNameTaken: boolean;
 }
@@ -50,6 +54,8 @@ interface FactsRow {
 	can_update: boolean | null;
 	can_delete: boolean | null;
 	event_table: boolean;
+	event_scope: boolean;
+	event_owned: boolean;
 	event_name_taken: boolean;
 }
 
@@ -60,7 +66,10 @@ interface FactsRow {
 const FACTS_SQL = `
 WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = $1),
      rel AS (SELECT c.oid, c.relowner FROM pg_class c JOIN ns ON c.relnamespace = ns.oid
-             WHERE c.relname = $2 AND c.relkind IN ('r', 'p'))
+             WHERE c.relname = $2 AND c.relkind IN ('r', 'p')),
+     ev AS (SELECT c.oid, c.relowner FROM pg_class c JOIN ns ON c.relnamespace = ns.oid
+            WHERE c.relname = $3 AND c.relkind IN ('r', 'p')),
+     ev_columns AS (SELECT a.attname FROM ev JOIN pg_attribute a ON a.attrelid = ev.oid AND a.attnum > 0 AND NOT a.attisdropped)
 SELECT current_user AS role,
        EXISTS (SELECT 1 FROM ns) AS schema_exists,
        COALESCE((SELECT has_schema_privilege(ns.oid, 'CREATE') AND has_schema_privilege(ns.oid, 'USAGE') FROM ns), false) AS can_create,
@@ -79,10 +88,9 @@ SELECT current_user AS role,
        (SELECT has_table_privilege(rel.oid, 'INSERT') FROM rel) AS can_insert,
        (SELECT has_table_privilege(rel.oid, 'UPDATE') FROM rel) AS can_update,
        (SELECT has_table_privilege(rel.oid, 'DELETE') FROM rel) AS can_delete,
-       (SELECT count(*) = 4 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid
-          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-          WHERE c.relname = $3 AND c.relkind IN ('r', 'p')
-            AND a.attname IN ('key', 'attempts', 'dead_at', 'body')) AS event_table,
+       (SELECT count(*) = 4 FROM ev_columns WHERE attname IN ('key', 'attempts', 'dead_at', 'body')) AS event_table,
+       EXISTS (SELECT 1 FROM ev_columns WHERE attname = 'scope') AS event_scope,
+       COALESCE((SELECT pg_has_role(ev.relowner, 'USAGE') FROM ev), false) AS event_owned,
        EXISTS (SELECT 1 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid WHERE c.relname = $3) AS event_name_taken`;
 
 export async function readTableFacts(db: Queryable, ref: TableRef): Promise<TableFacts> {
@@ -113,6 +121,8 @@ export async function readTableFacts(db: Queryable, ref: TableRef): Promise<Tabl
 			DELETE: row.can_delete === true,
 		},
 		eventTableExists: row.event_table,
+		eventTableHasScope: row.event_table && row.event_scope,
+		eventTableOwned: row.event_owned,
 		eventTableNameTaken: row.event_name_taken && !row.event_table,
 	};
 }

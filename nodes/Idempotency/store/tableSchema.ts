@@ -17,6 +17,8 @@ export interface TableCapabilities {
 	responses: boolean;
 	/** `<table>_events`, where a claim keeps its event until Complete drops it */
 	events: boolean;
+	/** The event table records each event's scope (Take Due Events takes one scope's events). */
+	eventScope: boolean;
 }
 
 /** The optional columns of the original layout, in its types: what a table made earlier is given when it lacks one. */
@@ -140,6 +142,17 @@ export async function prepareTable(
 		createIfMissing && (!facts.tableExists || facts.owned) ? ddlFor(ref, facts) : [];
 	if (createIfMissing && withEvents && !facts.eventTableExists && facts.canCreateInSchema)
 		missingDdl.push(createEventTableSql(eventTableRef(ref)));
+	// An event table made before events had a scope is given the column (NULL: no scope).
+	if (
+		createIfMissing &&
+		withEvents &&
+		facts.eventTableExists &&
+		!facts.eventTableHasScope &&
+		facts.eventTableOwned
+	)
+		missingDdl.push(
+			`ALTER TABLE ${eventTableRef(ref).qualified} ADD COLUMN IF NOT EXISTS scope text`,
+		);
 	if (missingDdl.length > 0 && (await runDdl(pool, ref, missingDdl)))
 		facts = await readTableFacts(pool, ref);
 	if (!facts.tableExists) throw new TableError(`table ${ref.schema}.${ref.table} does not exist`);
@@ -155,6 +168,7 @@ export async function prepareTable(
 			fingerprint: has('fingerprint'),
 			responses: has('response'),
 			events: facts.eventTableExists,
+			eventScope: facts.eventTableHasScope,
 		},
 	};
 }

@@ -7,6 +7,7 @@ import {
 import type { Pool, PoolClient } from 'pg';
 
 import { idValueToString, storableKeyValue } from '../../key/deriveKey';
+import { BURST_ITEM_KEY_PREFIX } from '../../key/scope';
 import { awaitBurstEnd } from '../../store/burst/awaitBurstEnd';
 import type { Burst } from '../../store/burst/burstRecord';
 import { signalFilled } from '../../store/burst/burstSignals';
@@ -57,7 +58,7 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 				const id = idValueToString(this.getNodeParameter('options.itemId', index), 'the item ID');
 				if (id === undefined) throw new Error('the item ID is empty');
 				// Unambiguous whatever the key and the ID contain.
-				itemKey = `burst:${storableKeyValue(JSON.stringify([key, id]))}`;
+				itemKey = `${BURST_ITEM_KEY_PREFIX}:${storableKeyValue(JSON.stringify([key, id]))}`;
 			}
 			keyed.push({ index, key, itemKey });
 		} catch (error) {
@@ -145,7 +146,9 @@ async function runHeld(
 					? await heldBurst(pool, tables, collected.burstId, claimId)
 					: await awaitBurstEnd(pool, tables, collected.burstId, claimId, cancelled);
 			if (!own) return [];
-			const orphans = await takeDueBursts(pool, tables, claimId, leaseMs, TAKEOVERS_PER_KEY, key);
+			const orphans = await takeDueBursts(pool, tables, claimId, leaseMs, TAKEOVERS_PER_KEY, {
+				key,
+			});
 			return [...orphans, own].map((row) => ({ row, index }));
 		}),
 	);

@@ -14,11 +14,13 @@ import { readLeaseMs } from './readBurstRules';
 /**
  * Flush Due Bursts, for a scheduled workflow: takes over the bursts whose lease ran out (their holder
  * died before running them, or the work never completed) and outputs each as Collect does, with a new
- * claim ID. Runs once per execution, whatever the number of input items.
+ * claim ID; with a Burst Key Prefix, only bursts whose key starts with it. Runs once per execution, whatever
+ * the number of input items.
  */
 export async function executeFlush(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const leaseMs = readLeaseMs(this);
 	let limit: number;
+	const keyPrefix = String(this.getNodeParameter('burstKeyPrefix', 0, '') ?? '');
 	try {
 		limit = readNumber(this.getNodeParameter('maxBursts', 0, 100), 'Max Bursts', {
 			min: 1,
@@ -38,7 +40,9 @@ export async function executeFlush(this: IExecuteFunctions): Promise<INodeExecut
 			return withItems(
 				pool,
 				tables,
-				await takeDueBursts(pool, tables, newClaimId(), leaseMs, limit),
+				await takeDueBursts(pool, tables, newClaimId(), leaseMs, limit, {
+					keyPrefix: keyPrefix === '' ? undefined : keyPrefix,
+				}),
 			);
 		});
 		return [bursts.map((burst) => burstItem(burst, 0))];

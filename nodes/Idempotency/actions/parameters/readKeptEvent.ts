@@ -6,8 +6,12 @@ import { eventBody } from '../../key/deriveKey';
 import type { KeptEvent } from '../../store/claimOutcome';
 import { readNumber } from './readNumber';
 
-/** Builds an item's event to keep, from the bytes the claim read (or none: Raw Body off). */
-export type KeptEventReader = (item: INodeExecutionData, rawBody: Buffer | undefined) => KeptEvent;
+/** Builds an item's event to keep, from the bytes the claim read (or none: Raw Body off), and its Scope. */
+export type KeptEventReader = (
+	item: INodeExecutionData,
+	rawBody: Buffer | undefined,
+	scope: string,
+) => KeptEvent;
 
 /**
  * Keep Event's settings, read once per execution; undefined when events are not kept. The event is the
@@ -24,7 +28,7 @@ export function readKeptEvent(context: IExecuteFunctions): KeptEventReader | und
 		.split(',')
 		.map((name) => name.trim().toLowerCase())
 		.filter((name) => name !== '');
-	return (item, rawBody) => {
+	return (item, rawBody, scope) => {
 		const json = item.json as Record<string, unknown>;
 		const headers = lowerCased(json.headers);
 		const body = rawBody ?? Buffer.from(JSON.stringify(eventBody(json).body ?? {}), 'utf8');
@@ -40,7 +44,7 @@ export function readKeptEvent(context: IExecuteFunctions): KeptEventReader | und
 				`the event is ${(size / 1024).toFixed(1)} KiB, past Max Event Size (${maxKib} KiB); nothing was claimed: raise Max Event Size, or keep fewer headers`,
 			);
 		}
-		return { body, contentType, headers: JSON.stringify(kept) };
+		return { body, contentType, headers: JSON.stringify(kept), scope: scope === '' ? null : scope };
 	};
 }
 

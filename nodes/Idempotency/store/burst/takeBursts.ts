@@ -5,12 +5,13 @@ import type { BurstTables } from './burstTables';
 /**
  * Takes over bursts whose lease ran out (open or ended ones whose holder never took them, running ones
  * never completed), oldest first, for the holder `$1`; rows another statement has locked are skipped, so
- * two flushes at once take different bursts. `$4` limits it to one key.
+ * two flushes at once take different bursts. `$4` limits it to one key, `$5` to keys with that prefix.
  */
 const takeDueSql = (t: BurstTables) => `
 WITH due AS (
 	SELECT id FROM ${t.bursts}
 	WHERE lease_until <= clock_timestamp() AND item_count > 0 AND ($4::text IS NULL OR key = $4)
+		AND ($5::text IS NULL OR starts_with(key, $5))
 	ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
 )
 UPDATE ${t.bursts} b SET state = 'running', holder = $1, takeovers = b.takeovers + 1,
@@ -28,9 +29,15 @@ export async function takeDueBursts(
 	claimId: string,
 	leaseMs: number,
 	limit: number,
-	key: string | null = null,
+	only: { key?: string; keyPrefix?: string } = {},
 ): Promise<TakenRow[]> {
-	const { rows } = await db.query<TakenRow>(takeDueSql(tables), [claimId, leaseMs, limit, key]);
+	const { rows } = await db.query<TakenRow>(takeDueSql(tables), [
+		claimId,
+		leaseMs,
+		limit,
+		only.key ?? null,
+		only.keyPrefix ?? null,
+	]);
 	return rows.sort((a, b) => Number(a.id) - Number(b.id));
 }
 
