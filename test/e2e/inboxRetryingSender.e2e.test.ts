@@ -55,7 +55,10 @@ const credentials = {
 const retryLater = { parameters: { maxAttempts: MAX_ATTEMPTS, backoff: BACKOFF } };
 const stripeTemplate = templateVariant('stripe-template.json', {
 	credentials,
-	nodes: { 'Retry Later': retryLater },
+	nodes: {
+		'Idempotency Claim': { parameters: { maxAttempts: MAX_ATTEMPTS } },
+		'Retry Later': retryLater,
+	},
 });
 const retryDue = templateVariant('retry-due-events.json', {
 	credentials,

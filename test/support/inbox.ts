@@ -56,7 +56,10 @@ export function inboxWorkflows(options: InboxWorkflowOptions): {
 	};
 	const github = templateVariant('github-template.json', {
 		credentials,
-		nodes: { 'Idempotency Claim': { parameters: lease }, 'Retry Later': retryLater },
+		nodes: {
+			'Idempotency Claim': { parameters: { ...lease, maxAttempts: options.maxAttempts } },
+			'Retry Later': retryLater,
+		},
 	});
 	const retryDue = Array.from({ length: options.retryWorkflows ?? 1 }, (_, index) => {
 		const workflow = templateVariant('retry-due-events.json', {
