@@ -161,12 +161,13 @@ async function main(): Promise<void> {
 
 	const runtime = await ensureRuntime({ log });
 
-	log('starting Postgres…');
+	// An external database was named (and checked) in the first line; only the embedded one starts.
+	if (!given) log('starting Postgres…');
 	const postgres = given
 		? await startPostgres(given.url)
 		: await startKeptPostgres(options.stateDir);
 	cleanups.push(() => postgres.stop());
-	log(`${postgres.embedded ? 'embedded Postgres at' : 'using'} ${redact(postgres.url)}`);
+	if (!given) log(`embedded Postgres at ${redact(postgres.url)}`);
 	await withClient(postgres.url, async (client) => {
 		if (options.fresh && given) log(`--fresh: dropping schemas ${N8N_SCHEMA} and ${DEV_SCHEMA}`);
 		if (options.fresh)

@@ -26,7 +26,12 @@ export interface ContextOptions {
 	/** The node's id and its workflow's (a polled item's default scope is made of both). */
 	nodeId?: string;
 	workflowId?: string;
+	/** The workflow's time zone (Settings → Timezone); n8n's default when unset. */
+	timezone?: string;
 }
+
+/** GENERIC_TIMEZONE's default, the zone of a workflow whose settings name none. */
+const N8N_DEFAULT_TIMEZONE = 'America/New_York';
 
 /**
  * The part of n8n's execution context these nodes use, built on n8n-workflow's own types: input items,
@@ -54,6 +59,7 @@ export function executeContext(
 			name: 'test',
 			active: false,
 		}),
+		getTimezone: () => options.timezone ?? N8N_DEFAULT_TIMEZONE,
 		continueOnFail: () =>
 			node.onError === 'continueErrorOutput' || node.onError === 'continueRegularOutput',
 		getCredentials: async () => options.credentials,

@@ -12,6 +12,7 @@ import { failedItem } from './actions/failures/databaseFailure';
 import { burstProperties } from './descriptions/burstProperties';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 import { continuingSafely } from '../shared/continuingSafely';
+import { optionSubtitle } from '../shared/optionSubtitle';
 
 // Collect has two outputs: the burst to run, and the items that joined a burst another execution runs.
 const OUTPUTS_EXPRESSION: `={{${string}}}` =
@@ -25,7 +26,7 @@ export class IdempotencyBurst implements INodeType {
 		group: ['transform'],
 		usableAsTool: true,
 		version: 1,
-		subtitle: '={{ $parameter.operation }}',
+		subtitle: optionSubtitle(burstProperties, 'operation'),
 		description:
 			'Collect the items that arrive under one key (a chat, a record) and run the work once per burst, durably in Postgres',
 		defaults: { name: 'Idempotency Burst' },

@@ -11,6 +11,7 @@ import { routeClaim } from './actions/claimRouter';
 import { claimProperties } from './descriptions/claimProperties';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 import { continuingSafely } from '../shared/continuingSafely';
+import { optionSubtitle } from '../shared/optionSubtitle';
 
 // A third output appears only when a payload fingerprint is stored and compared.
 const TWO_OUTPUTS =
@@ -27,7 +28,7 @@ export class IdempotencyClaim implements INodeType {
 		group: ['transform'],
 		usableAsTool: true,
 		version: 1,
-		subtitle: '={{ $parameter.claimMode === "lease" ? "Claim with lease" : "Claim once" }}',
+		subtitle: optionSubtitle(claimProperties, 'claimMode'),
 		description: 'Claim each event once in Postgres and route new and duplicate deliveries',
 		defaults: { name: 'Idempotency Claim' },
 		inputs: [NodeConnectionTypes.Main],

@@ -17,6 +17,7 @@ import { stuckClaimsProperties } from './descriptions/stuckClaimsProperties';
 import { tableOptions } from './descriptions/tableOptions';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 import { continuingSafely } from '../shared/continuingSafely';
+import { optionSubtitle } from '../shared/optionSubtitle';
 
 export class IdempotencyKey implements INodeType {
 	description: INodeTypeDescription = {
@@ -26,7 +27,7 @@ export class IdempotencyKey implements INodeType {
 		group: ['transform'],
 		usableAsTool: true,
 		version: 1,
-		subtitle: '={{ $parameter.operation }}',
+		subtitle: optionSubtitle([keyOperationProperty], 'operation'),
 		description:
 			'Complete or release a claimed key, list stuck claims, purge old keys, or clear one scope',
 		defaults: { name: 'Idempotency Key' },

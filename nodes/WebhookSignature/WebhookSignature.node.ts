@@ -9,6 +9,7 @@ import {
 import { executeVerify } from './actions/verify.operation';
 import { signatureProperties } from './descriptions/signatureProperties';
 import { webhookSigningSecretTest } from './methods/credentialTest';
+import { optionSubtitle } from '../shared/optionSubtitle';
 
 export class WebhookSignature implements INodeType {
 	description: INodeTypeDescription = {
@@ -18,7 +19,7 @@ export class WebhookSignature implements INodeType {
 		group: ['transform'],
 		usableAsTool: true,
 		version: 1,
-		subtitle: '={{ $parameter.scheme }}',
+		subtitle: optionSubtitle(signatureProperties, 'scheme'),
 		description:
 			"Verify a webhook's HMAC signature (Stripe, GitHub, Shopify, Slack, Standard Webhooks, Twilio…) before claiming it",
 		defaults: { name: 'Webhook Signature' },

@@ -44,7 +44,7 @@ afterAll(async () => {
 }, 120_000);
 
 step(
-	'the template opens on the canvas with every node, the claim node with its subtitle',
+	'the template opens on the canvas with every node, each of ours with its subtitle',
 	async () => {
 		await editor!.openWorkflow(n8n!.template.id);
 
@@ -52,7 +52,14 @@ step(
 		expect((await editor!.canvasNodeNames()).sort()).toEqual(
 			expected.map((node) => node.name).sort(),
 		);
-		await expectVisibleText(editor!.canvasNode(CLAIM_NODE), 'Claim with lease');
+		// Each subtitle names the option as the panel lists it (exactly, case too), not by its value.
+		const subtitles = {
+			[CLAIM_NODE]: 'Claim With Lease',
+			'Mark Key Completed': 'Complete',
+			'Webhook Signature': 'Generic HMAC',
+		};
+		for (const [node, subtitle] of Object.entries(subtitles))
+			await editor!.canvasNode(node).getByText(subtitle, { exact: true }).first().waitFor();
 	},
 );
 

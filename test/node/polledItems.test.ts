@@ -17,7 +17,7 @@ const node = new IdempotencyClaim();
 const WORKFLOW = 'pollWorkflow0001';
 const NODE_ID = '7f4c1a2e-0000-4000-8000-000000000001';
 
-type Extra = Partial<Pick<ContextOptions, 'continueOnFail' | 'nodeId' | 'workflowId'>>;
+type Extra = Partial<Pick<ContextOptions, 'continueOnFail' | 'nodeId' | 'workflowId' | 'timezone'>>;
 
 /** A poll: items as a schedule + fetch hands them over, each with its value in `id` (or `at`). */
 function poll(items: IDataObject[], parameters: IDataObject, extra: Extra = {}) {
@@ -256,6 +256,28 @@ describe('Value Is a Date Later than Any Previous Date', () => {
 		expect(created[0].json.idempotency).toMatchObject({
 			previousMark: '2024-08-09T13:44:16.000000Z',
 			mark: '2024-08-09T13:44:17.000000Z',
+		});
+	});
+
+	it("reads a date without a zone in the workflow's time zone, as Remove Duplicates does", async () => {
+		const table = uniqueTableName('polled_wm');
+		const later = { keepItemsWhere: 'later', options: { table } };
+		const berlin = { timezone: 'Europe/Berlin' };
+		await poll([{ id: 'a', at: '2024-08-09 13:44:16' }], later, berlin);
+		// 13:00 UTC is 15:00 in Berlin: after 13:44:16 there, though not after 13:44:16 UTC.
+		const [created, duplicate] = await poll(
+			[
+				{ id: 'b', at: '2024-08-09T13:00:00Z' },
+				{ id: 'c', at: '2024-08-09T11:00:00Z' },
+			],
+			later,
+			berlin,
+		);
+		expect(ids(created)).toEqual(['b']);
+		expect(ids(duplicate)).toEqual(['c']);
+		expect(created[0].json.idempotency).toMatchObject({
+			previousMark: '2024-08-09T11:44:16.000000Z',
+			mark: '2024-08-09T13:00:00.000000Z',
 		});
 	});
 

@@ -57,6 +57,18 @@ describe('Value Is a Date Later: UTC ISO text with microseconds', () => {
 		expect(markValue(value, 'date')).toBe(text);
 	});
 
+	it('reads a date without a zone in the workflow’s time zone', () => {
+		expect(markValue('2024-08-09 13:44:16', 'date', 'America/New_York')).toBe(
+			'2024-08-09T17:44:16.000000Z',
+		);
+		expect(markValue('2024-08-09T13:44:16', 'date', 'Europe/Berlin')).toBe(
+			'2024-08-09T11:44:16.000000Z',
+		);
+		expect(markValue('2024-08-09T13:44:16Z', 'date', 'Europe/Berlin')).toBe(
+			'2024-08-09T13:44:16.000000Z',
+		);
+	});
+
 	it('orders by time when the texts are compared as text too', () => {
 		const later = markValue('2024-08-09T13:44:16.000001Z', 'date');
 		const earlier = markValue('2024-08-09T15:44:16+02:00', 'date');
@@ -66,10 +78,8 @@ describe('Value Is a Date Later: UTC ISO text with microseconds', () => {
 	it.each<[unknown, RegExp]>([
 		['yesterday', /is "yesterday", which is not a date/],
 		['now', /not a date/],
-		['2024-02-30', /is "2024-02-30", which is not a valid date/],
-		['2024-08-09T24:00:00Z', /not a valid date/],
-		['2024-08-09T13:44:16+19:00', /not a valid date/],
-		['1', /not a date/],
+		['13:44:16', /is "13:44:16", a time without a date/],
+		['0000-01-01', /is "0000-01-01", a date outside the years 0001 to 9999/],
 		[1723211056, /the number 1723211056, not a date: .*Value Is Higher/],
 		[new Date('nope'), /an invalid Date/],
 		[['2024-08-09'], /is an array, not a date/],
@@ -106,18 +116,32 @@ process.stdin.on('data', (d) => (input += d)).on('end', () => {
 	return JSON.parse(out.toString()) as unknown[];
 }
 
+/** Where n8n runs: its process's zone (UTC in n8n's Docker image) and the workflow's (Settings → Timezone). */
+interface Zones {
+	processZone: string;
+	workflowZone: string;
+}
+
 /**
- * What Remove Duplicates reads (n8n-workflow's tryToParseDateTime), in milliseconds since the epoch, in
- * UTC: n8n reads a date without a zone in its process's zone, and n8n's Docker image runs in UTC.
+ * What Remove Duplicates reads (n8n-workflow's tryToParseDateTime), in milliseconds since the epoch, as
+ * n8n runs it: luxon's default zone set to the workflow's, as n8n's WorkflowDataProxy sets it.
  */
-function n8nReadsInUtc(texts: string[]): Map<string, unknown> {
-	const read = "require('n8n-workflow').tryToParseDateTime(text).toMillis()";
-	const millis = inZone('UTC', 'node', read, texts);
+function n8nReads(texts: string[], { processZone, workflowZone }: Zones): Map<string, unknown> {
+	const luxon = "require(require.resolve('luxon', { paths: [require.resolve('n8n-workflow')] }))";
+	const read = `((${luxon}).Settings.defaultZone = ${JSON.stringify(workflowZone)}, require('n8n-workflow').tryToParseDateTime(text).toMillis())`;
+	const millis = inZone(processZone, 'node', read, texts);
 	return new Map(texts.map((text, i) => [text, millis[i]]));
 }
 
+/** Our canonical texts for these, or 'refused: …', computed as the node runs in n8n. */
+function oursIn(texts: string[], { processZone, workflowZone }: Zones): Map<string, unknown> {
+	const read = `require('./nodes/Idempotency/watermark/markValue').markValue(text, 'date', ${JSON.stringify(workflowZone)})`;
+	const canonical = inZone(processZone, 'tsx', read, texts);
+	return new Map(texts.map((text, i) => [text, canonical[i]]));
+}
+
 /** Milliseconds since the epoch of our canonical text (n8n keeps milliseconds; we keep microseconds). */
-const millisOf = (canonical: string) => Date.parse(`${canonical.slice(0, 23)}Z`);
+const millisOf = (canonical: unknown) => Date.parse(`${String(canonical).slice(0, 23)}Z`);
 
 const SAME_AS_N8N: [family: string, text: string][] = [
 	['ISO 8601', '2024-08-09T13:44:16Z'],
@@ -134,6 +158,7 @@ const SAME_AS_N8N: [family: string, text: string][] = [
 	['ISO 8601 date', '2024-08-09'],
 	['ISO 8601 basic date', '20240809'],
 	['ISO 8601 year and month', '2024-08'],
+	['ISO 8601 basic year and month', '202408'],
 	['ISO 8601 year', '2024'],
 	['ISO 8601 ordinal', '2024-222'],
 	['ISO 8601 basic ordinal', '2024222'],
@@ -175,6 +200,8 @@ const SAME_AS_N8N: [family: string, text: string][] = [
 	['SQL Etc zone', '2024-08-09 13:44:16 Etc/GMT+5'],
 	['SQL UTC', '2024-08-09 13:44:16 UTC'],
 	['SQL time the clocks skipped', '2024-03-31 02:30:00 Europe/Berlin'],
+	// luxon takes the offset the zone has on the day n8n runs: as n8n does, whichever that is.
+	['SQL time the clocks repeated', '2024-10-27 02:30:00 Europe/Berlin'],
 	['SQL with a US zone Intl does not know', '2024-08-09 13:44:16 PST'],
 	[
 		'Date.prototype.toString(), UTC',
@@ -208,128 +235,130 @@ const SAME_AS_N8N: [family: string, text: string][] = [
 	['month name and year', 'Aug 2024'],
 	['weekday and numeric date', 'Sat 2024-08-10'],
 	['milliseconds and GMT', 'Aug 9 2024 13:44:16.123 GMT'],
+	['microseconds and GMT', 'Aug 9 2024 13:44:16.123456 GMT'],
 	['GMT+h', 'Aug 9 2024 13:44:16 GMT+2'],
 	['UTC+hh:mm', 'Aug 9 2024 13:44:16 UTC+02:00'],
 	['bare offset after a time', 'Aug 9 2024 13:44:16 -0500'],
 	['a date with Z', '2024-08-09 Z'],
+	// What only JavaScript's Date reads, it reads by rolling a day or an hour past its end into the
+	// next, by filling in the year 2001, and by skipping words: n8n's reading all the same.
+	['30 February, ISO 8601', '2024-02-30T00:00:00Z'],
+	['30 February, ISO 8601 date', '2024-02-30'],
+	['29 February of a common year', '2023-02-29'],
+	['30 February, month/day/year', '2/30/2024'],
+	['30 February, month name', 'Feb 30, 2024'],
+	['30 February, RFC 2822', 'Fri, 30 Feb 2024 13:44:16 GMT'],
+	['31 June, SQL', '2024-06-31 13:44:16'],
+	['24:00, ISO 8601', '2024-08-09T24:00:00Z'],
+	['24:00 after a month name', 'Aug 9 2024 24:00'],
+	['an offset beyond ±18:00', '2024-08-09T13:44:16+19:00'],
+	['offset minutes past 59', '2024-08-09T13:44:16+02:99'],
+	['a day and month without a year', 'Aug 9'],
+	['a day and month without a year, day first', '9 Aug'],
+	['a number alone', '1'],
+	['a word and a number', 'foo 1'],
+	['a word and a year', 'hello 2024'],
+	['words before a date', 'Posted on Aug 9, 2024'],
+	['an hour with a colon and no minutes', 'Aug 9 2024 13:'],
 ];
 
-describe('Value Is a Date Later reads every date format Remove Duplicates reads, as the same instant', () => {
-	let n8n: Map<string, unknown>;
-	beforeAll(() => {
-		n8n = n8nReadsInUtc(SAME_AS_N8N.map(([, text]) => text));
-	});
+// n8n's process in UTC as in its Docker image, with n8n's default workflow zone (GENERIC_TIMEZONE's
+// America/New_York) and with UTC; then a process and a workflow both elsewhere.
+const ZONES: Zones[] = [
+	{ processZone: 'UTC', workflowZone: 'America/New_York' },
+	{ processZone: 'UTC', workflowZone: 'UTC' },
+	{ processZone: 'Asia/Kolkata', workflowZone: 'Europe/Berlin' },
+];
 
-	it.each(SAME_AS_N8N)('%s: %p', (_family, text) => {
-		expect(typeof n8n.get(text)).toBe('number');
-		expect(millisOf(markValue(text, 'date'))).toBe(n8n.get(text));
-	});
-
-	it('gives the same text whatever the zone of the process it runs in', () => {
+describe.each(ZONES)(
+	'Value Is a Date Later reads every date Remove Duplicates reads as the same instant (process in $processZone, workflow in $workflowZone)',
+	(zones) => {
 		const texts = SAME_AS_N8N.map(([, text]) => text);
-		const here = texts.map((text) => markValue(text, 'date'));
-		const read = "require('./nodes/Idempotency/watermark/markValue').markValue(text, 'date')";
-		expect(inZone('America/New_York', 'tsx', read, texts)).toEqual(here);
-		expect(inZone('Asia/Kolkata', 'tsx', read, texts)).toEqual(here);
-	});
-});
+		let n8n: Map<string, unknown>;
+		let ours: Map<string, unknown>;
+		beforeAll(() => {
+			n8n = n8nReads(texts, zones);
+			ours = oursIn(texts, zones);
+		});
 
-describe('Value Is a Date Later: where it reads what n8n does not, or decides what n8n leaves to the day', () => {
-	it.each<[why: string, text: string, canonical: string]>([
-		['microseconds kept', 'Aug 9 2024 13:44:16.123456 GMT', '2024-08-09T13:44:16.123456Z'],
-		[
-			'an RFC 2822 military zone is -0000, UTC',
-			'Fri, 09 Aug 2024 13:44:16 A',
-			'2024-08-09T13:44:16.000000Z',
-		],
-		['a space before the offset', '2024-08-09T15:44:16 +02:00', '2024-08-09T13:44:16.000000Z'],
-		// luxon takes the offset the zone has on the day n8n runs; we take the first of the two.
-		[
-			'the hour the clocks went back',
-			'2024-10-27 02:30:00 Europe/Berlin',
-			'2024-10-27T00:30:00.000000Z',
-		],
-	])('%s: %p → %s', (_why, text, canonical) => {
+		it.each(SAME_AS_N8N)('%s: %p', (_family, text) => {
+			expect(typeof n8n.get(text)).toBe('number');
+			expect(millisOf(ours.get(text))).toBe(n8n.get(text));
+		});
+	},
+);
+
+describe('Value Is a Date Later keeps the microseconds n8n drops', () => {
+	it.each<[text: string, canonical: string]>([
+		['Aug 9 2024 13:44:16.123456 GMT', '2024-08-09T13:44:16.123456Z'],
+		['2024-08-09T13:44:16.1234567Z', '2024-08-09T13:44:16.123456Z'],
+		['2024-08-09 13:44:16,000001+00', '2024-08-09T13:44:16.000001Z'],
+		['20240809T134416.654321Z', '2024-08-09T13:44:16.654321Z'],
+		['2024-08-09T13:44:16.5Z', '2024-08-09T13:44:16.500000Z'],
+		// Digits that are not the time's fraction (a date's, here) are not taken for it.
+		['08.09.2024', '2024-08-09T00:00:00.000000Z'],
+	])('%p → %s', (text, canonical) => {
 		expect(markValue(text, 'date')).toBe(canonical);
 	});
 });
 
 describe('Value Is a Date Later refuses what is no date, naming the value', () => {
 	it('names the value in its message', () => {
-		expect(() => markValue('Posted on Aug 9, 2024', 'date')).toThrow(
-			'Value to Dedupe On is "Posted on Aug 9, 2024", which is not a date (Value Is a Date Later reads',
+		expect(() => markValue('soon', 'date')).toThrow(
+			'Value to Dedupe On is "soon", which is not a date (Value Is a Date Later reads',
 		);
-		expect(() => markValue('2024-02-30T00:00:00Z', 'date')).toThrow(
-			'Value to Dedupe On is "2024-02-30T00:00:00Z", which is not a valid date: February 2024 has 29 days',
+		expect(() => markValue('13:44:16', 'date')).toThrow(
+			'Value to Dedupe On is "13:44:16", a time without a date: n8n reads it as today, so its mark would move every day',
 		);
 	});
 
-	// n8n reads these through JavaScript's Date, which rolls a day or hour past its end into the next
-	// and fills in what is missing (the year 2001, today's date).
-	const N8N_ROLLS_OVER: [text: string, n8nReads: string][] = [
-		['2024-02-30T00:00:00Z', '2024-03-01T00:00:00.000Z'],
-		['2/30/2024', '2024-03-01T00:00:00.000Z'],
-		['2024-08-09T24:00:00Z', '2024-08-10T00:00:00.000Z'],
-		['Aug 9 2024 24:00', '2024-08-10T00:00:00.000Z'],
-		['Aug 9', '2001-08-09T00:00:00.000Z'],
-		['foo 1', '2001-01-01T00:00:00.000Z'],
-		['hello 2024', '2024-01-01T00:00:00.000Z'],
+	// What n8n does not read either.
+	const N8N_REFUSES = [
+		'yesterday',
+		'1723211056',
+		'August 9, 2024 at 1:44 PM',
+		'2024-08-09 foo',
+		'2024-08-09 13:44:16 Mars/Olympus',
+		'2024-08-09T13:44:16[Mars/Olympus]',
+		'2024-13-01',
+		'13/09/2024',
+		'2024-08-09T25:00:00Z',
+		'Aug 9 2024 13:30 PM',
+		'2024-08-09T13:60Z',
+		'2024-08-09T13:44:60Z',
+		'2021-W53-1',
+		'2024-W32-8',
+		'2023-366',
+		'Fri, 09 Aug 2024 13:44:16 A', // an RFC 2822 military zone
+		'2024-08-09T15:44:16 +02:00', // a space before an ISO 8601 offset
 	];
+	// A time alone, which n8n reads as today.
+	const TIMES_ALONE = ['13:44:16', '12', '13:44Z', '1344Z', '134416', '13:44:16 Europe/Berlin'];
 	let n8n: Map<string, unknown>;
 	beforeAll(() => {
-		n8n = n8nReadsInUtc([...N8N_ROLLS_OVER.map(([text]) => text), '13:44:16']);
+		n8n = n8nReads([...N8N_REFUSES, ...TIMES_ALONE], {
+			processZone: 'UTC',
+			workflowZone: 'UTC',
+		});
 	});
 
-	it.each(N8N_ROLLS_OVER)('%p: n8n reads %s, we refuse', (text, n8nReads) => {
-		expect(n8n.get(text)).toBe(Date.parse(n8nReads));
-		expect(() => markValue(text, 'date')).toThrow(`is "${text}", which is not a`);
+	it.each(N8N_REFUSES)('%p, which n8n does not read either', (text) => {
+		expect(n8n.get(text)).toMatch(/^refused: /);
+		expect(() => markValue(text, 'date')).toThrow(`is "${text}", which is not a date (`);
 	});
 
-	it('refuses a time alone, which n8n puts on today', () => {
+	it.each(TIMES_ALONE)('%p, a time alone, which n8n puts on today', (text) => {
 		const day = 86_400_000;
-		const sinceMidnight = (n8n.get('13:44:16') as number) % day;
-		expect(sinceMidnight).toBe(Date.parse('1970-01-01T13:44:16Z'));
-		expect(Math.abs((n8n.get('13:44:16') as number) - Date.now())).toBeLessThan(day);
-		expect(() => markValue('13:44:16', 'date')).toThrow('is "13:44:16", which is not a date (');
+		expect(Math.abs((n8n.get(text) as number) - Date.now())).toBeLessThan(2 * day);
+		expect(() => markValue(text, 'date')).toThrow(`is "${text}", a time without a date`);
 	});
 
-	it.each<[text: string, reason: RegExp]>([
-		['yesterday', /not a date \(/],
-		['1', /not a date \(/],
-		['1723211056', /not a date \(/],
-		['12', /not a date \(/], // n8n: today at noon
-		['13:44:16', /not a date \(/], // n8n: today
-		['Aug 9', /not a date \(/],
-		['9 Aug', /not a date \(/],
-		['foo 1', /not a date \(/],
-		['hello 2024', /not a date \(/],
-		['August 9, 2024 at 1:44 PM', /not a date \(/],
-		['2024-08-09 foo', /not a date \(/],
-		['Aug 9 2024 13:', /not a date \(/],
-		['2024-08-09 13:44:16 Mars/Olympus', /not a date \(/],
-		['2024-08-09T13:44:16[Mars/Olympus]', /not a date \(/],
-		['2024-02-30T00:00:00Z', /not a valid date: February 2024 has 29 days/],
-		['2023-02-29', /not a valid date: February 2023 has 28 days/],
-		['2/30/2024', /not a valid date: February 2024 has 29 days/],
-		['Feb 30, 2024', /not a valid date: February 2024 has 29 days/],
-		['Fri, 30 Feb 2024 13:44:16 GMT', /not a valid date: February 2024 has 29 days/],
-		['2024-06-31 13:44:16', /not a valid date: June 2024 has 30 days/],
-		['2024-13-01', /not a valid date: there is no month 13/],
-		['13/09/2024', /not a valid date: there is no month 13/],
-		['2024-08-09T25:00:00Z', /not a valid date: there is no hour 25/],
-		['2024-08-09T24:00:00Z', /not a valid date: there is no hour 24/],
-		['Aug 9 2024 24:00', /not a valid date: there is no hour 24/],
-		['Aug 9 2024 13:30 PM', /not a valid date: there is no 13 PM/],
-		['2024-08-09T13:60Z', /not a valid date: there is no minute 60/],
-		['2024-08-09T13:44:60Z', /not a valid date: there is no second 60/],
-		['2021-W53-1', /not a valid date: 2021 has weeks 1 to 52, not 53/],
-		['2024-W32-8', /not a valid date: a week has days 1 to 7, not 8/],
-		['2023-366', /not a valid date: 2023 has days 1 to 365, not 366/],
-		['2024-08-09T13:44:16+19:00', /not a valid date: its offset is beyond ±18:00/],
-		['2024-08-09T13:44:16+02:99', /not a valid date: its offset is beyond ±18:00/],
-		['0000-01-01', /not a valid date: it is outside the years 0001 to 9999/],
-	])('%p is refused', (text, reason) => {
-		expect(() => markValue(text, 'date')).toThrow(`is "${text}", which is not a`);
-		expect(() => markValue(text, 'date')).toThrow(reason);
-	});
+	it.each(['0000-01-01', '-000001-01-01', '+010000-01-01'])(
+		'%p, a year the mark cannot hold',
+		(text) => {
+			expect(() => markValue(text, 'date')).toThrow(
+				`is "${text}", a date outside the years 0001 to 9999`,
+			);
+		},
+	);
 });

@@ -43,6 +43,8 @@ export async function executeWatermark(
 	const ref = readTableRef(this);
 	const createIfMissing = this.getNodeParameter('options.createTable', 0, true) as boolean;
 
+	// A date written without a zone is read in the workflow's, as Remove Duplicates reads it.
+	const timeZone = this.getTimezone();
 	const values: string[] = [];
 	const problems: Problem[] = [];
 	let scope = '';
@@ -50,7 +52,7 @@ export async function executeWatermark(
 		try {
 			// One scope for the whole poll (read once): one execution moves one watermark.
 			scope = readScope(this, index);
-			values.push(markValue(readDedupeValue(this, index), kind));
+			values.push(markValue(readDedupeValue(this, index), kind, timeZone));
 		} catch (error) {
 			problems.push({ index, message: `Item ${index}: ${(error as Error).message}` });
 		}

@@ -67,7 +67,7 @@ export const polledItemProperties: INodeProperties[] = [
 		required: true,
 		placeholder: 'e.g. {{ $json.pubDate }}',
 		description: 'ISO 8601 (2024-08-09T13:44:16Z) or RFC 2822 (Fri, 09 Aug 2024 13:44:16 GMT)',
-		hint: "Passes only after the scope's latest date so far; an equal date goes to Duplicate, as in Remove Duplicates. A date without an offset is read as UTC.",
+		hint: "Passes only after the scope's latest date so far; an equal date goes to Duplicate, as in Remove Duplicates. A date without an offset is read in the workflow's time zone, as Remove Duplicates reads it.",
 		displayOptions: { show: { ...polled, keepItemsWhere: ['later'] } },
 	},
 ];

@@ -1,5 +1,5 @@
 import { KeyError } from '../errors';
-import { readDate } from './date/readDate';
+import { readDate } from './readDate';
 
 /** What a watermark compares: Value Is Higher (numbers) or Value Is a Date Later (dates). */
 export type MarkKind = 'number' | 'date';
@@ -10,13 +10,13 @@ const LABEL = 'Value to Dedupe On';
  * The text Postgres compares for one item's value. Numbers stay decimal text, so an id beyond 2^53 sent
  * as a string keeps every digit (Postgres compares them as numeric). Dates become UTC ISO 8601 with
  * microseconds, so the comparison never depends on the server's TimeZone or DateStyle; a date is read
- * as Remove Duplicates reads it (./date/readDate.ts). Pure; anything that is not clearly a number or a
- * date is refused, never guessed at.
+ * as Remove Duplicates reads it (./readDate.ts), one without a zone in `timeZone` (the workflow's).
+ * No I/O; anything that is not a number, or that n8n does not read as a date, is refused.
  */
-export function markValue(value: unknown, kind: MarkKind): string {
+export function markValue(value: unknown, kind: MarkKind, timeZone = 'UTC'): string {
 	if (value === undefined || value === null || value === '')
 		throw new KeyError(`${LABEL} is missing or empty`);
-	return kind === 'number' ? numberText(value) : dateText(value);
+	return kind === 'number' ? numberText(value) : dateText(value, timeZone);
 }
 
 // Decimal digits with an optional sign, fraction and exponent. Not NaN, Infinity or hex: Postgres's
@@ -44,7 +44,7 @@ function numberText(value: unknown): string {
 	return match[1] === '+' ? text.slice(1) : text;
 }
 
-function dateText(value: unknown): string {
+function dateText(value: unknown, timeZone: string): string {
 	if (value instanceof Date) {
 		if (Number.isNaN(value.getTime())) throw new KeyError(`${LABEL} is an invalid Date`);
 		return canonicalUtc(value.getTime(), String(value.getUTCMilliseconds()).padStart(3, '0'));
@@ -55,14 +55,13 @@ function dateText(value: unknown): string {
 		);
 	}
 	if (typeof value !== 'string') throw new KeyError(`${LABEL} is ${kindOf(value)}, not a date`);
-	const instant = readDate(value.trim());
+	const instant = readDate(value.trim(), timeZone);
 	if (!instant) {
 		throw new KeyError(
-			`${LABEL} is "${value}", which is not a date (Value Is a Date Later reads the dates Remove Duplicates reads: ISO 8601 such as 2024-08-09T13:44:16Z, RFC 2822 and HTTP dates such as Fri, 09 Aug 2024 13:44:16 GMT, SQL's 2024-08-09 13:44:16+02, and JavaScript's forms such as Aug 9, 2024 1:44 PM)`,
+			`${LABEL} is "${value}", which is not a date (Value Is a Date Later reads the dates Remove Duplicates reads, with n8n's own reader: ISO 8601 such as 2024-08-09T13:44:16Z, RFC 2822 and HTTP dates such as Fri, 09 Aug 2024 13:44:16 GMT, SQL's 2024-08-09 13:44:16+02, and JavaScript's forms such as Aug 9, 2024 1:44 PM)`,
 		);
 	}
-	if ('invalid' in instant)
-		throw new KeyError(`${LABEL} is "${value}", which is not a valid date: ${instant.invalid}`);
+	if ('invalid' in instant) throw new KeyError(`${LABEL} is "${value}", ${instant.invalid}`);
 	return canonicalUtc(instant.utcMs, instant.fraction);
 }
 
