@@ -11,9 +11,8 @@ import { testPool, uniqueTableName } from '../support/database';
 import {
 	claim,
 	delivery,
-	eventRows as eventRowsOf,
+	inboxTables,
 	keyOperation,
-	makeDue as makeDueOf,
 	retryLater,
 	takeDue,
 } from '../support/inboxNodes';
@@ -21,8 +20,7 @@ import {
 const admin = testPool(2);
 afterAll(() => admin.end());
 
-const makeDue = (table: string) => makeDueOf(admin, table);
-const eventRows = (table: string) => eventRowsOf(admin, table);
+const { makeDue, eventRows } = inboxTables(admin);
 
 describe('Keep Event', () => {
 	it('keeps the raw bytes, the content type and the named headers with the claim; Complete drops them', async () => {

@@ -7,15 +7,14 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { webhookItem } from '../../harness/node/executeContext';
-import { AnswerDroppingProxy } from '../support/answerDroppingProxy';
+import { answerDroppingProxyForSuite } from '../support/answerDroppingProxy';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 import {
 	claim,
 	delivery,
-	eventRows as eventRowsOf,
+	inboxTables,
 	keyOperation,
 	keysOf,
-	makeDue as makeDueOf,
 	retryLater,
 	takeDue,
 } from '../support/inboxNodes';
@@ -23,8 +22,7 @@ import {
 const admin = testPool(2);
 afterAll(() => admin.end());
 
-const makeDue = (table: string) => makeDueOf(admin, table);
-const eventRows = (table: string) => eventRowsOf(admin, table);
+const { makeDue, eventRows } = inboxTables(admin);
 const idempotency = (item: { json: IDataObject }) => item.json.idempotency as IDataObject;
 
 describe('Purge keeps every event that is still to run', () => {
@@ -120,22 +118,16 @@ describe('Take Due Events takes only its own scope', () => {
 });
 
 describe('a lost answer costs no run', () => {
-	let proxy: AnswerDroppingProxy;
-	beforeAll(async () => {
-		const url = new URL(process.env.TEST_DATABASE_URL!);
-		proxy = await AnswerDroppingProxy.start({ host: url.hostname, port: Number(url.port || 5432) });
-	});
-	afterAll(() => proxy.close());
-	const throughProxy = () =>
-		testCredentials({ host: '127.0.0.1', port: proxy.port, maxConnections: 2 });
+	const suite = answerDroppingProxyForSuite();
+	const throughProxy = suite.credentials;
 
 	it('a Keep Event claim whose answer was lost after its commit is this delivery’s, on its first run', async () => {
 		const table = uniqueTableName('lostclaim');
 		const id = `evt_lost_${table}`;
-		proxy.dropAnswerTo(id);
-		const dropped = proxy.dropped;
+		suite.proxy().dropAnswerTo(id);
+		const dropped = suite.proxy().dropped;
 		const [[created]] = await claim([delivery(id)], table, {}, throughProxy());
-		expect(proxy.dropped).toBe(dropped + 1);
+		expect(suite.proxy().dropped).toBe(dropped + 1);
 		expect(idempotency(created)).toMatchObject({ isNew: true });
 		// Before: attempts 2, and with Max Attempts 2 the event was parked without its second run.
 		expect(await eventRows(table)).toMatchObject([{ key: `evt:${id}`, attempts: 1 }]);
@@ -146,8 +138,8 @@ describe('a lost answer costs no run', () => {
 		// The table's picture is cached for the proxy's pool first, so the take is the one statement sent.
 		await claim([delivery('evt_taken')], table, {}, throughProxy());
 		await makeDue(table);
-		proxy.dropAnswerTo('SKIP LOCKED');
-		const dropped = proxy.dropped;
+		suite.proxy().dropAnswerTo('SKIP LOCKED');
+		const dropped = suite.proxy().dropped;
 		const [taken] = await keyOperation(
 			'takeDue',
 			[],
@@ -155,7 +147,7 @@ describe('a lost answer costs no run', () => {
 			{ maxEvents: 100, leaseSeconds: 300, maxAttempts: 2 },
 			throughProxy(),
 		);
-		expect(proxy.dropped).toBe(dropped + 1);
+		expect(suite.proxy().dropped).toBe(dropped + 1);
 		// Before: nothing came back; the event waited out the lease with an attempt used, then was parked unrun.
 		expect(taken.map((item) => idempotency(item))).toMatchObject([
 			{ key: 'evt:evt_taken', attempts: 2 },

@@ -2,10 +2,10 @@ import type { Pool } from 'pg';
 
 import { ClaimError } from '../../nodes/Idempotency/errors';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { AnswerDroppingProxy } from '../support/answerDroppingProxy';
+import { answerDroppingProxyForSuite } from '../support/answerDroppingProxy';
 import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
 import { freshClaimTable, withClaimHelper } from '../support/testClaimTables';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testPool, uniqueTableName } from '../support/database';
 
 const admin = testPool(2);
 afterAll(() => admin.end());
@@ -70,15 +70,8 @@ describe('a killed connection does not fail or double a claim', () => {
 });
 
 describe('a claim that committed but whose answer was lost', () => {
-	let proxy: AnswerDroppingProxy;
-	beforeAll(async () => {
-		const url = new URL(process.env.TEST_DATABASE_URL!);
-		proxy = await AnswerDroppingProxy.start({ host: url.hostname, port: Number(url.port || 5432) });
-	});
-	afterAll(() => proxy.close());
-
-	const throughProxy = () =>
-		testCredentials({ host: '127.0.0.1', port: proxy.port, maxConnections: 2 });
+	const suite = answerDroppingProxyForSuite();
+	const throughProxy = suite.credentials;
 
 	it.each(['once', 'lease'] as const)(
 		'is recognised as this delivery’s own win on a table with claim_token (%s)',
@@ -86,10 +79,10 @@ describe('a claim that committed but whose answer was lost', () => {
 			const table = await freshClaimTable(true, uniqueTableName('lost'));
 			const viaProxy = { ...table, pool: await poolFor(throughProxy()) };
 			const key = `evt:lost-${mode}-${uniqueTableName('')}`;
-			proxy.dropAnswerTo(key);
-			const dropped = proxy.dropped;
+			suite.proxy().dropAnswerTo(key);
+			const dropped = suite.proxy().dropped;
 			const [outcome] = await withClaimHelper(viaProxy).claim([key], { mode });
-			expect(proxy.dropped).toBe(dropped + 1);
+			expect(suite.proxy().dropped).toBe(dropped + 1);
 			expect(outcome).toMatchObject({ won: true, duplicateKind: null });
 			expect(await rowsOf(admin, table.ref.qualified)).toMatchObject([{ key }]);
 		},
@@ -100,7 +93,7 @@ describe('a claim that committed but whose answer was lost', () => {
 		const table = await freshClaimTable(false, name);
 		const viaProxy = { ...table, pool: await poolFor(throughProxy()) };
 		const key = `evt:lost-${uniqueTableName('')}`;
-		proxy.dropAnswerTo(key);
+		suite.proxy().dropAnswerTo(key);
 		const claimed = withClaimHelper(viaProxy).claim([key, 'evt:also-new']);
 		await expect(claimed).rejects.toThrow(ClaimError);
 		await expect(claimed).rejects.toThrow(

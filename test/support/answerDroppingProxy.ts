@@ -1,3 +1,5 @@
+import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
+import { testCredentials, testDatabaseUrl } from './database';
 import { WireProxy } from './wireProxy';
 
 /** Postgres' ReadyForQuery message, idle: the server sends it after the transaction has committed. */
@@ -47,4 +49,21 @@ export class AnswerDroppingProxy {
 	close(): Promise<void> {
 		return this.proxy!.close();
 	}
+}
+
+/** A proxy in front of the test database for the calling describe block, and the credential through it. */
+export function answerDroppingProxyForSuite(): {
+	proxy: () => AnswerDroppingProxy;
+	credentials: () => PostgresCredentials;
+} {
+	let proxy: AnswerDroppingProxy | undefined;
+	beforeAll(async () => {
+		const url = new URL(testDatabaseUrl());
+		proxy = await AnswerDroppingProxy.start({ host: url.hostname, port: Number(url.port || 5432) });
+	});
+	afterAll(() => proxy?.close());
+	return {
+		proxy: () => proxy!,
+		credentials: () => testCredentials({ host: '127.0.0.1', port: proxy!.port, maxConnections: 2 }),
+	};
 }

@@ -81,18 +81,22 @@ export const retryLater = (items: INodeExecutionData[], table: string, extra: ID
 		...extra,
 	});
 
-/** Moves every lease of the table into the past: whatever is held, or scheduled, is due now. */
-export const makeDue = (admin: Pool, table: string) =>
-	admin.query(
-		`UPDATE ${table} SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'`,
-	);
-
-export const eventRows = async (admin: Pool, table: string) =>
-	(
-		await admin.query(
-			`SELECT key, attempts, dead_at IS NOT NULL AS dead, last_error, content_type, headers, convert_from(body, 'UTF8') AS body FROM ${table}_events ORDER BY key`,
-		)
-	).rows;
+/** What a test reads and moves in a claim table and its event table, as the database's owner. */
+export function inboxTables(admin: Pool) {
+	return {
+		/** Moves every lease of the table into the past: whatever is held, or scheduled, is due now. */
+		makeDue: (table: string) =>
+			admin.query(
+				`UPDATE ${table} SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'`,
+			),
+		eventRows: async (table: string) =>
+			(
+				await admin.query(
+					`SELECT key, attempts, dead_at IS NOT NULL AS dead, last_error, content_type, headers, convert_from(body, 'UTF8') AS body FROM ${table}_events ORDER BY key`,
+				)
+			).rows,
+	};
+}
 
 /** The key each item carries. */
 export const keysOf = (items: INodeExecutionData[]) =>
