@@ -82,13 +82,10 @@ export async function executeTakeDue(this: IExecuteFunctions): Promise<INodeExec
 		else unreadable.push({ key: event.key, reason: `Take Due Events: ${body.problem}` });
 	}
 	// A business step given an empty body could succeed and Complete would drop the event: park it instead.
-	if (unreadable.length > 0) {
-		try {
-			await parkHeldEvents(table, claimId, unreadable);
-		} catch (error) {
-			return [databaseFailure(this, error, credentials, [0], true)];
-		}
-	}
+	// If parking fails, the events this run could read still go on; the others stay held by this run and are
+	// due again when its lease ends, when the next run parks them.
+	if (unreadable.length > 0)
+		await parkHeldEvents(table, claimId, unreadable).catch(() => undefined);
 	return [out];
 }
 
