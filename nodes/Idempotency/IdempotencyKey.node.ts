@@ -9,6 +9,7 @@ import {
 import { failedItem } from './actions/failures/databaseFailure';
 import { routeKeyOperation } from './actions/keyRouter';
 import { clearHistoryProperties } from './descriptions/clearHistoryProperties';
+import { inboxBulkProperties } from './descriptions/inboxBulkProperties';
 import { inboxProperties } from './descriptions/inboxProperties';
 import { keyOperationProperty } from './descriptions/keyOperationProperty';
 import { purgeProperties } from './descriptions/purgeProperties';
@@ -46,6 +47,7 @@ export class IdempotencyKey implements INodeType {
 			...purgeProperties,
 			...stuckClaimsProperties,
 			...inboxProperties,
+			...inboxBulkProperties,
 			...clearHistoryProperties,
 			{
 				displayName: 'Options',

@@ -107,7 +107,7 @@ function optionsValues(
 	return found;
 }
 
-it('ships the thirteen workflows', () => {
+it('ships the fourteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
@@ -117,6 +117,7 @@ it('ships the thirteen workflows', () => {
 		'github-template.json',
 		'idempotency-claim-template.json',
 		'idempotent-api-endpoint.json',
+		'inbox-alert.json',
 		'one-at-a-time-per-entity.json',
 		'retry-due-events.json',
 		'rss-feed-new-items.json',
@@ -325,6 +326,48 @@ describe('stuck-claims-report.json', () => {
 		expect(content).toMatch(/Stripe.*Dashboard.*stripe events resend/s);
 		expect(content).toMatch(/Standard Webhooks \/ Svix.*replay/s);
 		expect(content).toMatch(/replace me/);
+	});
+});
+
+describe('inbox-alert.json', () => {
+	const { workflow } = workflows.find((entry) => entry.file === 'inbox-alert.json')!;
+	const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
+	const targetsOf = (from: string) =>
+		(workflow.connections[from]?.main ?? []).flat().map((target) => byName.get(target.node)!.name);
+
+	it('runs from a Schedule Trigger and a Manual Trigger through the thresholds to Summarize Inbox, then to one node to replace', () => {
+		for (const type of ['n8n-nodes-base.scheduleTrigger', 'n8n-nodes-base.manualTrigger']) {
+			const trigger = workflow.nodes.find((node) => node.type === type)!;
+			expect(targetsOf(trigger.name)).toEqual(['Alert Thresholds (edit me)']);
+		}
+		const path = ['Alert Thresholds (edit me)'];
+		while (workflow.connections[path.at(-1)!]) path.push(...targetsOf(path.at(-1)!));
+		expect(path).toEqual([
+			'Alert Thresholds (edit me)',
+			'Summarize Inbox',
+			'Over a Threshold?',
+			'Describe Each Alert',
+			'Send the alert here (replace me)',
+		]);
+		expect(byName.get('Summarize Inbox')!).toMatchObject({
+			type: KEY_NODE,
+			parameters: { operation: 'inboxSummary', options: {} },
+		});
+	});
+
+	it('its thresholds are numbers the filter reads by the node’s name', () => {
+		const thresholds = byName.get('Alert Thresholds (edit me)')!.parameters as {
+			assignments: { assignments: Array<{ name: string; type: string; value: unknown }> };
+		};
+		expect(
+			thresholds.assignments.assignments.map(({ name, type, value }) => ({ name, type, value })),
+		).toEqual([
+			{ name: 'deadLetters', type: 'number', value: 1 },
+			{ name: 'dueLagMinutes', type: 'number', value: 10 },
+		]);
+		const filter = JSON.stringify(byName.get('Over a Threshold?')!.parameters);
+		for (const name of ['deadLetters', 'dueLagMinutes'])
+			expect(filter).toContain(`$('Alert Thresholds (edit me)').first().json.${name}`);
 	});
 });
 

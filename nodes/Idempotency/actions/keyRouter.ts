@@ -3,6 +3,8 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { keyOperationProperty, type KeyOperation } from '../descriptions/keyOperationProperty';
 import { readChoice } from '../../shared/readChoice';
 import { executeClearHistory } from './clearHistory.operation';
+import { executeInboxBulk } from './inboxBulk.operation';
+import { executeInboxSummary } from './inboxSummary.operation';
 import { executePurge } from './purge.operation';
 import { executeRequeue } from './requeue.operation';
 import { executeRetryLater } from './retryLater.operation';
@@ -32,6 +34,11 @@ export async function routeKeyOperation(this: IExecuteFunctions): Promise<INodeE
 			return executeTakeDue.call(this);
 		case 'requeue':
 			return executeRequeue.call(this);
+		case 'requeueEvents':
+		case 'discardEvents':
+			return executeInboxBulk.call(this, operation);
+		case 'inboxSummary':
+			return executeInboxSummary.call(this);
 		case 'complete':
 		case 'release':
 			return executeSettle.call(this, operation);

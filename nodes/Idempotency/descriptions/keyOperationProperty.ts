@@ -4,10 +4,13 @@ import type { INodeProperties } from 'n8n-workflow';
 export type KeyOperation =
 	| 'clearHistory'
 	| 'complete'
+	| 'discardEvents'
+	| 'inboxSummary'
 	| 'listStuck'
 	| 'purge'
 	| 'release'
 	| 'requeue'
+	| 'requeueEvents'
 	| 'retryLater'
 	| 'takeDue';
 
@@ -30,6 +33,13 @@ export const keyOperationProperty: INodeProperties = {
 			action: 'Complete a claimed key',
 			description:
 				'Mark the key done after the business step succeeded; later deliveries are completed duplicates',
+		},
+		{
+			name: 'Discard Kept Events',
+			value: 'discardEvents',
+			action: 'Discard kept events by filter',
+			description:
+				'Drop the dead letters (or due events) a filter matches and mark their keys completed: they never run, and a redelivery is a duplicate',
 		},
 		{
 			name: 'List Stuck Claims',
@@ -59,11 +69,25 @@ export const keyOperationProperty: INodeProperties = {
 				'Put a parked event back in line by its key: due at once, its attempts counted afresh',
 		},
 		{
+			name: 'Requeue Kept Events',
+			value: 'requeueEvents',
+			action: 'Requeue kept events by filter',
+			description:
+				'Put every dead letter (or due event) a filter matches back in line: due at once, attempts counted afresh',
+		},
+		{
 			name: 'Retry Later',
 			value: 'retryLater',
 			action: 'Retry a kept event later',
 			description:
 				'After the business step failed: keep the claim and its event, record the error, and make it due again after a backoff (a dead letter after Max Attempts)',
+		},
+		{
+			name: 'Summarize Inbox',
+			value: 'inboxSummary',
+			action: 'Summarize the inbox',
+			description:
+				'Count kept events by scope and state (due, running, scheduled, dead), with the age of the oldest: cheap enough for every minute',
 		},
 		{
 			name: 'Take Due Events',

@@ -1,0 +1,80 @@
+import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+
+import { inboxBulkProperties } from '../descriptions/inboxBulkProperties';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import {
+	countMatchingEvents,
+	discardMatchingEvents,
+	requeueMatchingEvents,
+} from '../store/inboxBulk';
+import type { EventFilter, EventState } from '../store/inboxFilter';
+import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
+import { poolFor } from '../transport/poolRegistry';
+import { databaseFailure } from './failures/databaseFailure';
+import { readBatchSize } from './parameters/readBatchSize';
+import { readCredentials } from './parameters/readCredentials';
+import { readEventFilter } from './parameters/readEventFilter';
+import { readTableRef } from './parameters/readTableRef';
+import { readChoice } from '../../shared/readChoice';
+
+export type BulkOperation = 'requeueEvents' | 'discardEvents';
+
+/**
+ * Requeue Kept Events and Discard Kept Events: every dead letter (or due event) a filter matches, in
+ * batches, or with Dry Run only counted. Runs once per execution, whatever the input, and outputs one
+ * item saying how many.
+ */
+export async function executeInboxBulk(
+	this: IExecuteFunctions,
+	operation: BulkOperation,
+): Promise<INodeExecutionData[][]> {
+	const state = readChoice<EventState>(this, inboxBulkProperties, 'eventState', 0, 'dead');
+	let filter: EventFilter;
+	let batchSize: number;
+	try {
+		filter = readEventFilter(this, state);
+		batchSize = readBatchSize(this);
+	} catch (error) {
+		throw new NodeOperationError(this.getNode(), (error as Error).message);
+	}
+	const dryRun = this.getNodeParameter('dryRun', 0, false) === true;
+	const credentials = await readCredentials(this);
+	const ref = readTableRef(this);
+	const needs: TableNeeds = {
+		createIfMissing: false,
+		columns: CLAIM_ID_COLUMNS,
+		privileges: dryRun ? ['SELECT'] : ['SELECT', 'UPDATE'],
+		events: true,
+	};
+	const counted = operation === 'requeueEvents' ? 'requeued' : 'discarded';
+	try {
+		const table = await openClaimTable(await poolFor(credentials), ref, needs);
+		const run = dryRun
+			? withCurrentTable(table, needs, (current) => countMatchingEvents(current, filter))
+			: withCurrentTable(table, needs, (current) =>
+					operation === 'requeueEvents'
+						? requeueMatchingEvents(current, filter, batchSize)
+						: discardMatchingEvents(current, filter, batchSize),
+				);
+		const result = await run;
+		const json =
+			typeof result === 'number'
+				? { dryRun: true, matched: result }
+				: { dryRun: false, [counted]: result.changed, batches: result.batches };
+		return [
+			[
+				{
+					json: {
+						operation,
+						table: `${ref.schema}.${ref.table}`,
+						events: filter.state,
+						...json,
+					},
+					pairedItem: { item: 0 },
+				},
+			],
+		];
+	} catch (error) {
+		return [databaseFailure(this, error, credentials, [0], true)];
+	}
+}

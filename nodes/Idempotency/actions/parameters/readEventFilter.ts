@@ -1,0 +1,57 @@
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { UNSCOPED_KEY_PREFIXES } from '../../key/deriveKey';
+import { scopePrefix } from '../../key/scope';
+import type { EventFilter, EventState } from '../../store/inboxFilter';
+import { readDate } from '../../watermark/date/readDate';
+import { readNumber } from './readNumber';
+
+/** The Filters of Requeue Kept Events and Discard Kept Events, read once per execution (item 0). */
+export function readEventFilter(context: IExecuteFunctions, state: EventState): EventFilter {
+	const given = (context.getNodeParameter('eventFilters', 0, {}) ?? {}) as IDataObject;
+	const filter: EventFilter = { state };
+	const scope = String(given.scope ?? '').trim();
+	if (scope !== '') {
+		// It would also match every key made without a Scope (`evt:…` of every webhook).
+		if (UNSCOPED_KEY_PREFIXES.includes(scope))
+			throw new Error(
+				`Scope "${scope}" is refused: keys made without a Scope start with "${scope}:" too, so it would pick them`,
+			);
+		filter.keyPrefix = scopePrefix(scope);
+	}
+	filter.parkedFrom = readTime(given.parkedFrom, 'Parked At or After');
+	filter.parkedBefore = readTime(given.parkedBefore, 'Parked Before');
+	filter.receivedFrom = readTime(given.receivedFrom, 'Received At or After');
+	filter.receivedBefore = readTime(given.receivedBefore, 'Received Before');
+	if (typeof given.errorContains === 'string' && given.errorContains !== '')
+		filter.errorContains = given.errorContains;
+	filter.attemptsAtLeast = readAttempts(given.attemptsAtLeast, 'Attempts At Least');
+	filter.attemptsAtMost = readAttempts(given.attemptsAtMost, 'Attempts At Most');
+	return filter;
+}
+
+function readAttempts(value: unknown, label: string): number | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	return readNumber(value, label, { min: 0, max: 2147483647, integer: true });
+}
+
+/**
+ * A time as UTC text Postgres reads exactly: an ISO 8601 text (no zone: UTC), the other forms Remove
+ * Duplicates reads, a Date, or the DateTime an expression such as `{{ $now.minus({ hours: 2 }) }}` gives.
+ */
+function readTime(value: unknown, label: string): string | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+	const iso = (value as { toISO?: unknown }).toISO;
+	const text = typeof iso === 'function' ? String(iso.call(value)) : value;
+	if (typeof text !== 'string') throw new Error(`${label} is not a date`);
+	const instant = readDate(text.trim());
+	if (!instant)
+		throw new Error(
+			`${label} is "${text}", which is not a date (give ISO 8601 such as 2024-08-09T13:44:16Z)`,
+		);
+	if ('invalid' in instant)
+		throw new Error(`${label} is "${text}", which is not a valid date: ${instant.invalid}`);
+	const fraction = instant.fraction === '' ? '' : `.${instant.fraction}`;
+	return `${new Date(instant.utcMs).toISOString().slice(0, 19)}${fraction}Z`;
+}
