@@ -1,6 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { UNSCOPED_KEY_PREFIXES } from '../key/deriveKey';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
 import { emptyScope, summarizeInbox, type InboxSummary } from '../store/inboxSummary';
 import { poolFor } from '../transport/poolRegistry';
@@ -25,9 +24,7 @@ export async function executeInboxSummary(
 		// No event table (or no leases, which keeping an event needs): nothing was ever kept.
 		summary =
 			table.capabilities.events && table.capabilities.leases
-				? await withCurrentTable(table, needs, (current) =>
-						summarizeInbox(current, UNSCOPED_KEY_PREFIXES),
-					)
+				? await withCurrentTable(table, needs, (current) => summarizeInbox(current))
 				: { scopes: [emptyScope(null)], now: new Date() };
 	} catch (error) {
 		return [databaseFailure(this, error, credentials, [0], true)];

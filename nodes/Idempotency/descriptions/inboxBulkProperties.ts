@@ -96,7 +96,7 @@ export const inboxBulkProperties: INodeProperties[] = [
 				type: 'string',
 				default: '',
 				description:
-					'The Scope of the claim node that kept the events: every key that starts with it and a colon',
+					'The Scope of the claim node that kept the events, as recorded with each event (as Take Due Events reads it)',
 			},
 		],
 	},

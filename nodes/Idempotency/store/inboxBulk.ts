@@ -25,7 +25,7 @@ export interface BulkResult {
 /** How many kept events the filter matches now, without locking or changing any (a Dry Run). */
 export async function countMatchingEvents(table: ClaimTable, filter: EventFilter): Promise<number> {
 	const values: unknown[] = [];
-	const sql = `SELECT count(*)::integer AS n FROM ${keptEventsSql(table)} WHERE ${eventFilterSql(filter, values)}`;
+	const sql = `SELECT count(*)::integer AS n FROM ${keptEventsSql(table)} WHERE ${eventFilterSql(table, filter, values)}`;
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) => client.query<{ n: number }>(sql, values),
@@ -90,7 +90,7 @@ async function inKeyOrderBatches(
 	change: string,
 ): Promise<BulkResult> {
 	const values: unknown[] = [];
-	const matches = eventFilterSql(filter, values);
+	const matches = eventFilterSql(table, filter, values);
 	const afterAt = values.push(null);
 	const after = `$${afterAt}`;
 	const limit = `$${values.push(batchSize)}`;

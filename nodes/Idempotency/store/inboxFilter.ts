@@ -1,5 +1,5 @@
 import type { ClaimTable } from './claimTable';
-import { eventTableRef } from './eventTable';
+import { eventTableRef, scopeColumnMissing } from './eventTable';
 import { processingSql } from './tableLayout';
 
 /** Which kept events a bulk operation acts on: never one that runs (its lease has not ended). */
@@ -8,8 +8,8 @@ export type EventState = 'dead' | 'due' | 'deadOrDue';
 /** What an operator picks kept events by; every field left out matches every event. */
 export interface EventFilter {
 	state: EventState;
-	/** `<scope>:`: keys that start with it (compared with starts_with, so `_` and `%` are plain characters). */
-	keyPrefix?: string;
+	/** Events kept by a claim node with this Scope (the event table records it, as Take Due Events reads it). */
+	scope?: string;
 	/** Parked at or after / before (timestamptz text); a due event has never been parked, so it never matches. */
 	parkedFrom?: string;
 	parkedBefore?: string;
@@ -41,7 +41,9 @@ export function keptEventsSql(table: ClaimTable): string {
  * lease has ended) or parked (its lease never ends), never one that runs; every value a user typed is a
  * parameter appended to `values`.
  */
-export function eventFilterSql(filter: EventFilter, values: unknown[]): string {
+export function eventFilterSql(table: ClaimTable, filter: EventFilter, values: unknown[]): string {
+	if (filter.scope !== undefined && !table.capabilities.eventScope)
+		throw scopeColumnMissing(table.ref);
 	const param = (value: unknown) => `$${values.push(value)}`;
 	const dead = 'v.dead_at IS NOT NULL';
 	// As Take Due Events reads it: a lease that has ended, so no execution holds the event now.
@@ -49,7 +51,7 @@ export function eventFilterSql(filter: EventFilter, values: unknown[]): string {
 	const where = [
 		filter.state === 'dead' ? dead : filter.state === 'due' ? due : `(${dead} OR (${due}))`,
 	];
-	if (filter.keyPrefix !== undefined) where.push(`starts_with(v.key, ${param(filter.keyPrefix)})`);
+	if (filter.scope !== undefined) where.push(`v.scope = ${param(filter.scope)}`);
 	if (filter.parkedFrom !== undefined)
 		where.push(`v.dead_at >= ${param(filter.parkedFrom)}::timestamptz`);
 	if (filter.parkedBefore !== undefined)

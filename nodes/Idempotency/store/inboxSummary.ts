@@ -25,7 +25,7 @@ export interface StateCount {
 }
 
 export interface ScopeSummary {
-	/** The part of the key before its first colon; null for keys made without a Scope (see scopeOfKeySql). */
+	/** The Scope of the claim node that kept the events; null for events kept without one. */
 	scope: string | null;
 	due: StateCount & {
 		/** Seconds the longest-waiting due event has been due: how far Take Due Events is behind. */
@@ -46,27 +46,14 @@ export interface InboxSummary {
 }
 
 /**
- * A key's scope as SQL: the text before its first colon, unless that is one of the prefixes every key made
- * without a Scope starts with (`evt`, `sha256`, …), which are no scope. A key from a key expression made
- * without a Scope that holds a colon (`order:42`) reads as scope `order`: the table cannot tell it apart.
- */
-function scopeOfKeySql(key: string, unscopedPrefixes: string): string {
-	return (
-		`CASE WHEN strpos(${key}, ':') > 1 AND NOT split_part(${key}, ':', 1) = ANY(${unscopedPrefixes}::text[]) ` +
-		`THEN split_part(${key}, ':', 1) END`
-	);
-}
-
-/**
  * Counts kept events by scope and state in one statement, from the event table and each event's claim
  * by its key (keptEventsSql), so its cost follows the events in flight, not the keys the claim table
  * holds (bench 1e, beside 10 M keys). Events whose claim is gone or completed (left behind, dropped by the
  * next Take Due Events) are not counted.
  */
-export async function summarizeInbox(
-	table: ClaimTable,
-	unscopedPrefixes: readonly string[],
-): Promise<InboxSummary> {
+export async function summarizeInbox(table: ClaimTable): Promise<InboxSummary> {
+	// The claim node's Scope, as the event table records it (a table made before it recorded none).
+	const scope = table.capabilities.eventScope ? 'v.scope' : 'NULL::text';
 	const state =
 		"CASE WHEN v.dead_at IS NOT NULL THEN 'dead' " +
 		"WHEN COALESCE(c.lease_until, '-infinity') <= clock.now THEN 'due' " +
@@ -74,7 +61,7 @@ export async function summarizeInbox(
 	const age = (column: string) => `floor(extract(epoch FROM clock.now - min(${column})))::float8`;
 	const sql =
 		'WITH clock AS (SELECT now() AS now), ' +
-		`kept AS (SELECT ${scopeOfKeySql('v.key', '$1')} AS scope, ${state} AS state, v.received_at, v.dead_at, ` +
+		`kept AS (SELECT ${scope} AS scope, ${state} AS state, v.received_at, v.dead_at, ` +
 		'COALESCE(c.lease_until, v.received_at) AS due_since ' +
 		`FROM clock, ${keptEventsSql(table)}) ` +
 		`SELECT clock.now, g.scope, g.state, g.n, g.oldest, g.lag, g.parked FROM clock LEFT JOIN (` +
@@ -94,7 +81,7 @@ export async function summarizeInbox(
 					oldest: number | null;
 					lag: number | null;
 					parked: number | null;
-				}>(sql, [unscopedPrefixes]),
+				}>(sql),
 			),
 		SETTLE_RETRY,
 	);

@@ -1,24 +1,16 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { UNSCOPED_KEY_PREFIXES } from '../../key/deriveKey';
-import { scopePrefix } from '../../key/scope';
+import { readOptionalScope } from '../../key/scope';
 import type { EventFilter, EventState } from '../../store/inboxFilter';
-import { readDate } from '../../watermark/date/readDate';
+import { readDate } from '../../watermark/readDate';
 import { readNumber } from './readNumber';
 
 /** The Filters of Requeue Kept Events and Discard Kept Events, read once per execution (item 0). */
 export function readEventFilter(context: IExecuteFunctions, state: EventState): EventFilter {
 	const given = (context.getNodeParameter('eventFilters', 0, {}) ?? {}) as IDataObject;
 	const filter: EventFilter = { state };
-	const scope = String(given.scope ?? '').trim();
-	if (scope !== '') {
-		// It would also match every key made without a Scope (`evt:…` of every webhook).
-		if (UNSCOPED_KEY_PREFIXES.includes(scope))
-			throw new Error(
-				`Scope "${scope}" is refused: keys made without a Scope start with "${scope}:" too, so it would pick them`,
-			);
-		filter.keyPrefix = scopePrefix(scope);
-	}
+	const scope = readOptionalScope(given.scope);
+	if (scope !== null) filter.scope = scope;
 	filter.parkedFrom = readTime(given.parkedFrom, 'Parked At or After');
 	filter.parkedBefore = readTime(given.parkedBefore, 'Parked Before');
 	filter.receivedFrom = readTime(given.receivedFrom, 'Received At or After');
@@ -45,7 +37,7 @@ function readTime(value: unknown, label: string): string | undefined {
 	const iso = (value as { toISO?: unknown }).toISO;
 	const text = typeof iso === 'function' ? String(iso.call(value)) : value;
 	if (typeof text !== 'string') throw new Error(`${label} is not a date`);
-	const instant = readDate(text.trim());
+	const instant = readDate(text.trim(), 'UTC');
 	if (!instant)
 		throw new Error(
 			`${label} is "${text}", which is not a date (give ISO 8601 such as 2024-08-09T13:44:16Z)`,
