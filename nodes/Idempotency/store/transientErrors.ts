@@ -31,6 +31,24 @@ const ROLLED_BACK_SQLSTATES = new Set(['40001', '40P01', '57P05', '25P03']);
 const REFUSAL_SQLSTATES = new Set(['25006', '53000', '53100', '53200', '55P03', '57014']);
 /** A read-only answer means this connection reaches the wrong server: a fresh one may reach the primary. */
 const WRONG_SERVER_SQLSTATES = new Set(['25006']);
+/**
+ * PgBouncer's own errors while the server behind it is away (stopped, restarting, failing over). It gives
+ * every error of its own SQLSTATE 08P01, so they are told apart by message; any other 08P01 (a protocol
+ * violation, a pooler limit such as max_client_conn) is not retried.
+ */
+const POOLER_SQLSTATE = '08P01';
+/** The pooler handed the statement to no server: it certainly did nothing. */
+const POOLER_NOT_SENT = [
+	// A login to the server failed (refused, "the database system is shutting down"): PgBouncer tries again
+	// only after server_login_retry (15 s by default) and refuses the clients waiting until then.
+	/server login has been failing/i,
+	/cannot connect to server/i,
+	// The client waited for a server connection longer than query_wait_timeout.
+	/query_wait_timeout/i,
+	/client_login_timeout \(server down\)/i,
+];
+/** The server connection ended under the statement: it may have committed. */
+const POOLER_SERVER_AWAY = [/server conn crashed\?/i, ...POOLER_NOT_SENT];
 const TRANSIENT_MESSAGES = [
 	/Connection terminated/i,
 	/Client has encountered a connection error/i,
@@ -51,7 +69,19 @@ function isTransientDatabaseError(error: unknown): boolean {
 	const { code, message } = error as { code?: unknown; message?: unknown };
 	if (typeof code === 'string' && (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CODES.has(code)))
 		return true;
-	return typeof message === 'string' && TRANSIENT_MESSAGES.some((pattern) => pattern.test(message));
+	if (typeof message !== 'string') return false;
+	if (code === POOLER_SQLSTATE) return POOLER_SERVER_AWAY.some((pattern) => pattern.test(message));
+	return TRANSIENT_MESSAGES.some((pattern) => pattern.test(message));
+}
+
+/** A pooler's answer that it sent the statement to no server. */
+function notSentByPooler(error: unknown): boolean {
+	const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+	return (
+		code === POOLER_SQLSTATE &&
+		typeof message === 'string' &&
+		POOLER_NOT_SENT.some((pattern) => pattern.test(message))
+	);
 }
 
 /** How long a statement keeps being retried while the database is away. */
@@ -115,7 +145,8 @@ export async function withTransientRetry<T>(
 		// A failed connection, or one that reaches a read-only server, is destroyed rather than reused.
 		client?.release(transient || WRONG_SERVER_SQLSTATES.has(code) ? (failure as Error) : undefined);
 		// A failure while connecting never reached the server; one after it may have committed.
-		if (transient && client && !ROLLED_BACK_SQLSTATES.has(code)) lostAttempts++;
+		if (transient && client && !ROLLED_BACK_SQLSTATES.has(code) && !notSentByPooler(failure))
+			lostAttempts++;
 		const pause = Math.min(2_000, 100 * 2 ** (attempt - 1));
 		const retryable = transient || (refused && budget.throughRefusals === true);
 		if (!retryable || Date.now() - started + pause > budget.totalMs) throw failure;
