@@ -18,13 +18,13 @@ async function bundlePg(): Promise<void> {
 		// pg's CommonJS entry (its "require" export), so the bundle's module.exports is pg's own object.
 		entryPoints: [require.resolve('pg')],
 		outfile: OUT_FILE,
+		// Not minified: readable, each module headed by its node_modules path as a comment.
 		bundle: true,
 		platform: 'node',
 		format: 'cjs',
 		target: 'node20',
 		// Required only inside pg's lazy `pg.native` getter, which answers null when it is missing.
 		external: ['pg-native'],
-		// Kept readable (not minified); each module keeps its node_modules path as a comment.
 		metafile: true,
 		absWorkingDir: REPO_ROOT, // the metafile's paths are relative to it
 		logLevel: 'warning',
