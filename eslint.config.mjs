@@ -3,11 +3,13 @@ import { configWithoutCloudSupport } from '@n8n/node-cli/eslint';
 import tseslint from 'typescript-eslint';
 
 // The package code (nodes/, credentials/, package.json) gets n8n's community-node rules as @n8n/node-cli
-// ships them, in the variant for packages that cannot run on n8n Cloud: this one needs `pg` at runtime,
-// so it is for self-hosted n8n. They forbid what a node must not do (timers, process, console), which
-// the harness, tests, benchmarks and scripts need: those get the recommended JavaScript and TypeScript rules only.
+// ships them, no-runtime-dependencies included: package.json has no "dependencies", as the build bundles
+// `pg` into dist/ (scripts/bundlePg.ts). It takes the variant for self-hosted n8n: the n8n Cloud variant also
+// forbids timers and Node modules such as node:tls, which the nodes use (the pool's idle sweep, waits, the
+// credential's TLS checks). Those rules forbid what a node must not do (console, for one), which the
+// harness, tests, benchmarks and scripts need: those get the recommended JavaScript and TypeScript rules only.
 // package.json says "strict": false, as `n8n-node cloud-support disable` writes it: n8n's strict mode
-// demands this file be exactly its default, which only a package without runtime dependencies can keep.
+// demands this file be exactly its default, which the split above cannot keep.
 const PACKAGE_CODE = ['nodes/**/*.ts', 'credentials/**/*.ts'];
 const TOOLING_CODE = ['harness/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'];
 
@@ -18,13 +20,6 @@ export default [
 	...configWithoutCloudSupport.map((config) =>
 		isEveryTypeScriptFile(config.files) ? { ...config, files: PACKAGE_CODE } : config,
 	),
-	{
-		files: [...PACKAGE_CODE, 'package.json'],
-		rules: {
-			// `pg` is the driver this node exists to use; a Postgres claim cannot be made without it.
-			'@n8n/community-nodes/no-runtime-dependencies': 'off',
-		},
-	},
 	...tseslint.config({
 		files: TOOLING_CODE,
 		extends: [js.configs.recommended, tseslint.configs.recommended],

@@ -1,6 +1,7 @@
 // The built package (dist/), loaded the way n8n loads it (CommonJS, compiled by tsc): its nodes, the one
 // internal entry point for benchmarks (nodes/Idempotency/benchmarkEntry.ts), and the `pg` module instance
-// the package uses, so statements can be counted on it.
+// the package uses (dist/node_modules/pg.js, bundled by scripts/bundlePg.ts), so statements can be
+// counted on it.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
 // Puts this repository's package into an n8n user folder the way Settings → Community Nodes does:
 // the `npm pack` tarball is unpacked into <userFolder>/.n8n/nodes/node_modules/<name>, its dev, peer and
-// optional dependencies are dropped, and `npm install --ignore-scripts` fetches the runtime ones. Testing the
-// tarball (not the working tree) catches a missing file in package.json "files" or a dependency declared
-// in the wrong section.
+// optional dependencies are dropped, and `npm install --ignore-scripts` fetches the runtime ones (this package
+// has none: `pg` is bundled into dist/). Testing the tarball (not the working tree) catches a missing file in
+// package.json "files", such as the bundled driver.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,9 +1,10 @@
 /**
  * The README's install from a clone, as written there: the packed tarball into a clean n8n user folder
- * (`~/.n8n/nodes`, with HOME a new empty folder), then n8n loads the package's nodes from it.
+ * (`~/.n8n/nodes`, with HOME a new empty folder, so an empty npm cache) with no registry within reach,
+ * then n8n loads the package's nodes from it. The package has no runtime dependency: `pg` is in the tarball.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -38,7 +39,7 @@ function installLines(): string[] {
 	return block.slice(packed + 1).filter((line) => line.trim() && !line.trim().startsWith('#'));
 }
 
-it('installs the packed tarball into a clean ~/.n8n/nodes as the README says, and n8n loads it', async () => {
+it('installs the packed tarball into a clean ~/.n8n/nodes as the README says, offline, and n8n loads it', async () => {
 	const lines = installLines();
 	expect(lines.join('\n')).toContain(`n8n-nodes-idempotency-${version}.tgz`);
 	folder = mkdtempSync(join(tmpdir(), 'idempotency-install-'));
@@ -46,18 +47,31 @@ it('installs the packed tarball into a clean ~/.n8n/nodes as the README says, an
 	const home = join(folder, 'home');
 	// The README's `npm ci && npm run build` ran as `npm run test:e2e`'s build; this is its `npm pack`.
 	await packPackage(REPO_ROOT, clone);
+	// Nothing listens on that port: any package npm tried to fetch would fail the install.
+	const noRegistry = `http://127.0.0.1:${await freePort()}/`;
 	const install = spawnSync('bash', ['-euc', lines.join('\n')], {
 		cwd: clone,
-		env: cleanNpmEnv({ HOME: home }), // a user's shell: none of `npm run`'s settings
+		// a user's shell: none of `npm run`'s settings
+		env: cleanNpmEnv({ HOME: home, npm_config_registry: noRegistry }),
 		encoding: 'utf8',
 	});
 	expect({ status: install.status, stderr: install.stderr }).toMatchObject({ status: 0 });
 	const nodes = join(home, '.n8n', 'nodes', 'node_modules');
-	expect(existsSync(join(nodes, 'n8n-nodes-idempotency', 'dist'))).toBe(true);
-	expect(existsSync(join(nodes, 'pg'))).toBe(true);
-	expect(existsSync(join(nodes, 'n8n-workflow'))).toBe(false); // n8n brings its own
+	// The package alone: no pg beside it, and no n8n-workflow (n8n brings its own).
+	expect(readdirSync(nodes).filter((entry) => !entry.startsWith('.'))).toEqual([
+		'n8n-nodes-idempotency',
+	]);
+	const installed = join(nodes, 'n8n-nodes-idempotency', 'dist');
 
 	const runtime = await ensureRuntime();
+	// n8n puts its own node_modules, which has a pg of its own, on NODE_PATH, so its node list alone would
+	// not tell a missing driver. The installed nodes' require('pg') must find the bundled one, nearer.
+	const resolved = spawnSync(runtime.nodeBin, ['-p', "require.resolve('pg')"], {
+		cwd: join(installed, 'nodes', 'Idempotency'),
+		env: { ...process.env, NODE_PATH: join(runtime.n8nDir, 'node_modules') },
+		encoding: 'utf8',
+	});
+	expect(resolved.stdout.trim()).toBe(join(installed, 'node_modules', 'pg.js'));
 	postgres = await startTestPostgres();
 	const schema = `install_${process.pid}`;
 	await withClient(postgres.url, (client) => client.query(`CREATE SCHEMA ${schema}`));
