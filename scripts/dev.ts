@@ -11,8 +11,11 @@
 // Nothing outlives it: n8n runs in a process group of its own (so that stopping it reaches its task
 // runner), so a signal to this script's group never reaches it; Ctrl-C, SIGTERM and a closed terminal
 // (SIGHUP) stop n8n here, and every n8n process checks that this script still runs (endWithParent.cjs)
-// and stops when it does not (kill -9). n8n's pid is kept in the state folder, so a leftover that still
-// holds the port is named on the next start.
+// and stops when it does not (kill -9); the embedded Postgres has a watchdog for that. npm's pid alone
+// gets a signal too (`kill <pid>`): npm runs this script in place of its shell (`exec` in package.json;
+// a shell passes no signal on), passes SIGINT and SIGTERM on, and dies of SIGHUP or SIGKILL without a
+// word, which this script notices (stopWhenParentIsGone). n8n's pid is kept in the state folder, so a
+// leftover that still holds the port is named on the next start.
 //
 // Postgres: DATABASE_URL (or PGHOST/PGDATABASE/…) when set, checked before anything is built or written,
 // else the embedded server. Everything it makes there stays in two schemas: n8n's own tables in
@@ -410,8 +413,24 @@ async function shutdown(code: number): Promise<void> {
 	process.exit(code);
 }
 
+/**
+ * Stops when the process that started this one is gone (npm, killed by a signal it does not pass on): an
+ * orphan is handed to another parent, so its parent pid changes.
+ */
+function stopWhenParentIsGone(): void {
+	const parent = process.ppid;
+	const watch = setInterval(() => {
+		if (process.ppid === parent) return;
+		clearInterval(watch);
+		log(`pid ${parent}, which started dev, is gone`);
+		void shutdown(0);
+	}, 1000);
+	watch.unref(); // the servers' handles keep this process running, not this check
+}
+
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
 	process.on(signal, () => void shutdown(0));
+stopWhenParentIsGone();
 main().catch((error: Error) => {
 	log(error instanceof DevRefusal ? error.message : (error?.stack ?? String(error)));
 	void shutdown(1);

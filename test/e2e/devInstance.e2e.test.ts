@@ -1,13 +1,14 @@
 /**
  * `npm run dev` as a newcomer meets it. On its embedded Postgres: what was made survives a Ctrl-C and a
  * restart, and every start prints curl lines that answer "processed", then "duplicate" (and a first order
- * order_1); closing its terminal (SIGHUP) or kill -9 leaves no n8n behind, and a leftover n8n of its own is
- * named. On an external DATABASE_URL: a URL that cannot work is refused in one line before anything is
+ * order_1); closing its terminal (SIGHUP), `kill` of npm's pid alone (SIGTERM or SIGHUP) or kill -9 leaves
+ * no n8n and no Postgres behind, and a leftover n8n of its own is named. On an external DATABASE_URL: a URL that cannot work is refused in one line before anything is
  * built, installed or written; one that works gets nothing outside dev's two schemas, is told so first,
  * and --fresh drops them. `--help` prints the usage.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,6 +17,7 @@ import { ownerSessionCookie } from '../../harness/n8n/manualRuns';
 import { createAppDatabase, type AppDatabase } from '../../harness/postgres/appDatabase';
 import { withClient } from '../../harness/postgres/connections';
 import { startPostgres, type PostgresServer } from '../../harness/postgres/server';
+import { keptDataDir } from '../../harness/postgres/serverUser';
 import { REPO_ROOT } from '../../harness/repo';
 
 const SHIPPED_NAMES_COUNT = 7; // scripts/dev.ts SHIPPED_WORKFLOWS
@@ -51,21 +53,23 @@ function tempFolder(prefix: string): string {
 	return folder;
 }
 
-/** `npm run dev` (without its build: the e2e run built the package), in a process group of its own. */
-function spawnDev(args: string[], env: Record<string, string>): Dev {
+/**
+ * scripts/dev.ts (without its build: the e2e run built the package), in a process group of its own. With
+ * `viaNpm` it is typed as a user does, `npm run dev`, and the child is npm.
+ */
+function spawnDev(args: string[], env: Record<string, string>, { viaNpm = false } = {}): Dev {
 	const inherited = Object.fromEntries(
 		Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|PG[A-Z]+|DEV_)/.test(name)),
 	);
-	const child = spawn(
-		process.execPath,
-		['--import', 'tsx', join('scripts', 'dev.ts'), '--no-build', ...args],
-		{
-			cwd: REPO_ROOT,
-			env: { ...inherited, ...env },
-			detached: true, // its own process group, as a terminal's foreground job is
-			stdio: ['ignore', 'pipe', 'pipe'],
-		},
-	);
+	const [command, ...commandArgs] = viaNpm
+		? ['npm', 'run', 'dev', '--', '--no-build', ...args]
+		: [process.execPath, '--import', 'tsx', join('scripts', 'dev.ts'), '--no-build', ...args];
+	const child = spawn(command, commandArgs, {
+		cwd: REPO_ROOT,
+		env: { ...inherited, ...env },
+		detached: true, // its own process group, as a terminal's foreground job is
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let output = '';
 	child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
 	child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -77,8 +81,12 @@ function spawnDev(args: string[], env: Record<string, string>): Dev {
 }
 
 /** A started dev, once it printed its lines. */
-async function startDev(args: string[], env: Record<string, string>): Promise<RunningDev> {
-	const dev = spawnDev(args, env);
+async function startDev(
+	args: string[],
+	env: Record<string, string>,
+	how: { viaNpm?: boolean } = {},
+): Promise<RunningDev> {
+	const dev = spawnDev(args, env, how);
 	const ready = new Promise<void>((resolve) => {
 		const poll = setInterval(() => {
 			if (!dev.output().includes('Press Ctrl-C')) return;
@@ -141,6 +149,33 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number)
 		if (Date.now() > deadline) throw new Error(`not within ${timeoutMs / 1000} s: ${check}`);
 		await new Promise((resolve) => setTimeout(resolve, 250));
 	}
+}
+
+/** Every process started below `pid` (children, theirs, …), as `ps` lists them now. */
+function descendantsOf(pid: number): number[] {
+	const ps = spawnSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8' });
+	const pairs = ps.stdout
+		.trim()
+		.split('\n')
+		.map((line) => line.trim().split(/\s+/).map(Number));
+	const found: number[] = [];
+	for (let i = -1; i < found.length; i++) {
+		const parent = i < 0 ? pid : found[i];
+		found.push(...pairs.filter((pair) => pair[1] === parent).map((pair) => pair[0]));
+	}
+	return found;
+}
+
+/** Whether anything accepts a TCP connection on the port (Postgres answers no HTTP request). */
+function portListens(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const socket = createConnection({ host: '127.0.0.1', port });
+		socket.once('connect', () => {
+			socket.destroy();
+			resolve(true);
+		});
+		socket.once('error', () => resolve(false));
+	});
 }
 
 async function portAnswers(port: number): Promise<boolean> {
@@ -234,8 +269,39 @@ describe('on its embedded Postgres', () => {
 		expect(await portAnswers(port)).toBe(false);
 		expect(existsSync(join(env.DEV_STATE_DIR, 'n8n.pid'))).toBe(false);
 		const postgresPort = Number(readFileSync(join(env.DEV_STATE_DIR, 'postgres.port'), 'utf8'));
-		await until(async () => !(await portAnswers(postgresPort)), 10_000);
+		await until(async () => !(await portListens(postgresPort)), 10_000);
 	}, 120_000);
+
+	// npm passes SIGINT and SIGTERM on to its script, and dies of SIGHUP without passing it on.
+	it.each(['SIGTERM', 'SIGHUP'] as const)(
+		'`kill -%s` of npm’s pid alone (not its group) stops everything it started: n8n, its task runner, Postgres',
+		async (signal) => {
+			const dev = await startDev([], env, { viaNpm: true });
+			const started = descendantsOf(dev.child.pid!);
+			const { pid } = JSON.parse(readFileSync(join(env.DEV_STATE_DIR, 'n8n.pid'), 'utf8'));
+			const postgresPort = Number(readFileSync(join(env.DEV_STATE_DIR, 'postgres.port'), 'utf8'));
+			const postmasterPid = Number(
+				readFileSync(
+					join(keptDataDir(join(env.DEV_STATE_DIR, 'postgres')), 'postmaster.pid'),
+					'utf8',
+				).split('\n')[0],
+			);
+			expect(started).toEqual(expect.arrayContaining([pid, postmasterPid]));
+			expect([await portListens(port), await portListens(postgresPort)]).toEqual([true, true]);
+
+			process.kill(dev.child.pid!, signal);
+			await dev.exited;
+			// Gone, n8n's group too (its task runner). A generous limit: without the fix they run on for good.
+			await until(() => !started.some(isRunning) && !isRunning(-pid), 60_000).catch((error) => {
+				process.kill(-dev.child.pid!, 'SIGTERM'); // what npm left in its group stops the rest
+				throw error;
+			});
+			expect(dev.output()).toContain('[dev] stopped'); // cleanly: dev's own shutdown ran
+			expect([await portListens(port), await portListens(postgresPort)]).toEqual([false, false]);
+			expect(existsSync(join(env.DEV_STATE_DIR, 'n8n.pid'))).toBe(false);
+		},
+		900_000,
+	);
 
 	it('kill -9 leaves no n8n behind; one still there is named on the next start', async () => {
 		const third = await startDev([], env);
@@ -245,6 +311,9 @@ describe('on its embedded Postgres', () => {
 		process.kill(pid, 'SIGSTOP');
 		process.kill(third.child.pid!, 'SIGKILL');
 		await third.exited;
+		// Postgres is stopped by its watchdog, which notices that dev is gone.
+		const postgresPort = Number(readFileSync(join(env.DEV_STATE_DIR, 'postgres.port'), 'utf8'));
+		await until(async () => !(await portListens(postgresPort)), 30_000);
 		const again = spawnDev([], env);
 		expect(await again.exited).toBe(1);
 		expect(again.output().trim()).toBe(
