@@ -7,15 +7,14 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
-import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { keyOperation } from '../support/inboxNodes';
 
 const admin = testPool(2);
 afterAll(() => admin.end());
 
 const claimNode = new IdempotencyClaim();
-const keyNode = new IdempotencyKey();
 
 const delivery = (id: string) => webhookItem(JSON.stringify({ id, type: 'push' }));
 
@@ -34,28 +33,6 @@ async function keep(table: string, ids: string[], scope?: string): Promise<INode
 		}),
 	);
 	return created;
-}
-
-function keyOperation(
-	operation: string,
-	items: INodeExecutionData[],
-	table: string,
-	extra: IDataObject = {},
-) {
-	return keyNode.execute.call(
-		executeContext(items.length > 0 ? items : [{ json: {} }], {
-			parameters: { operation, options: { table }, ...extra },
-			perItem: (name, index) => {
-				const result = (items[index]?.json.idempotency ?? {}) as IDataObject;
-				if (name === 'key') return result.key;
-				if (name === 'claimId') return result.claimId;
-				return undefined;
-			},
-			credentials: testCredentials(),
-			nodeName: 'Idempotency Key',
-			nodeType: 'idempotencyKey',
-		}),
-	);
 }
 
 const retryLater = (
