@@ -1,6 +1,7 @@
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 
 import type { OwnPostgres } from '../../harness/postgres/server';
+import { whileCompleteWaits } from './completeWaiting';
 import type { TransactionPooler } from './transactionPooler';
 
 export interface FailoverBeforeComplete {
@@ -16,11 +17,8 @@ const SHUTDOWN_CHECKPOINT_MS = 1_500;
 const PROMOTE_AFTER_MS = 2_000;
 
 /**
- * Lands a failover exactly between one event's business-step commit and its Complete, behind PgBouncer:
- * once the event is claimed (its business step must be slow enough for this, e.g. a trigger that sleeps
- * for that key), a connection of the test's own locks the claim row, so the Complete that follows the
- * business step has to wait for it; as soon as the business row is there and that Complete waits, the
- * primary stops (fast shutdown: sessions cut at once, then a shutdown checkpoint that takes a while),
+ * Lands a failover exactly between one event's business-step commit and its Complete, behind PgBouncer
+ * (whileCompleteWaits): the primary stops (fast shutdown: sessions cut at once, then a shutdown checkpoint that takes a while),
  * the standby is promoted, and PgBouncer is pointed at it and reloaded, as an operator or a failover
  * manager does.
  *
@@ -38,47 +36,24 @@ export async function failoverBeforeComplete(options: {
 	timeoutMs: number;
 }): Promise<FailoverBeforeComplete> {
 	const { primary, standby, pooler, key } = options;
-	const deadline = Date.now() + options.timeoutMs;
-	const until = async (what: string, check: () => Promise<boolean>) => {
-		while (!(await check())) {
-			if (Date.now() > deadline)
-				throw new Error(`failover before Complete: timed out waiting until ${what}`);
-			await new Promise((resolve) => setTimeout(resolve, 10));
-		}
-	};
 	// Straight to the primary, not through the pooler, as a failover manager watches it.
 	const admin = new Pool({ connectionString: primary.url, max: 1 });
-	const holder = new Client({ connectionString: primary.url });
-	// The stop ends these connections on purpose.
-	admin.on('error', () => undefined);
-	holder.on('error', () => undefined);
-	const exists = async (sql: string) => ((await admin.query(sql, [key])).rowCount ?? 0) > 0;
-	await holder.connect();
+	admin.on('error', () => undefined); // the stop ends its connection on purpose
 	try {
-		await until('the event is claimed', () =>
-			exists('SELECT 1 FROM processed_events WHERE key = $1'),
+		return await whileCompleteWaits(
+			{ admin, holderUrl: primary.url, key, timeoutMs: options.timeoutMs, fault: 'failover' },
+			async () => {
+				const stoppedAt = Date.now();
+				const stopping = primary.stopSlowly(SHUTDOWN_CHECKPOINT_MS);
+				await pooler.untilLoginsFail(primary.url);
+				await stopping;
+				await new Promise((resolve) => setTimeout(resolve, PROMOTE_AFTER_MS));
+				await standby.promote();
+				pooler.repoint(standby.url);
+				return { key, failoverMs: Date.now() - stoppedAt };
+			},
 		);
-		await holder.query('BEGIN');
-		await holder.query('SELECT 1 FROM processed_events WHERE key = $1 FOR UPDATE', [key]);
-		await until('the business step committed', () =>
-			exists('SELECT 1 FROM business_log WHERE event_key = $1'),
-		);
-		await until('Complete waits on the claim row', () =>
-			exists(
-				// Complete's statement (store/settleKeys.ts) is the one that updates through `done AS (UPDATE …`.
-				`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%done AS (UPDATE%' AND $1::text IS NOT NULL`,
-			),
-		);
-		const stoppedAt = Date.now();
-		const stopping = primary.stopSlowly(SHUTDOWN_CHECKPOINT_MS);
-		await pooler.untilLoginsFail(primary.url);
-		await stopping;
-		await new Promise((resolve) => setTimeout(resolve, PROMOTE_AFTER_MS));
-		await standby.promote();
-		pooler.repoint(standby.url);
-		return { key, failoverMs: Date.now() - stoppedAt };
 	} finally {
-		await holder.end().catch(() => undefined);
 		await admin.end().catch(() => undefined);
 	}
 }
