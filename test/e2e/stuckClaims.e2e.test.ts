@@ -133,10 +133,12 @@ it('the inbox alert reports each scope over a threshold (any dead letter, due fo
 				 VALUES ($1, now() - interval '2 hours', ${lease}, '\\x01')`,
 				[key],
 			);
+			// The claim node records the Scope it kept each event with; the unscoped key has none.
+			const scope = key.startsWith('evt:') ? null : key.split(':')[0];
 			await pool.query(
-				`INSERT INTO processed_events_events (key, received_at, dead_at, attempts, last_error, body)
-				 VALUES ($1, now() - interval '2 hours', CASE WHEN $2 THEN now() - interval '1 hour' END, 3, $3, '\\x7b7d')`,
-				[key, parked, error],
+				`INSERT INTO processed_events_events (key, received_at, dead_at, attempts, last_error, scope, body)
+				 VALUES ($1, now() - interval '2 hours', CASE WHEN $2 THEN now() - interval '1 hour' END, 3, $3, $4, '\\x7b7d')`,
+				[key, parked, error, scope],
 			);
 		}
 
