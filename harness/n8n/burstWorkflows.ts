@@ -105,7 +105,9 @@ export function burstWorkflow(rules: BurstWorkflowRules): WorkflowJson {
 	const work = byName(nodes, 'Answer the Chat (example)');
 	work.parameters.query =
 		'INSERT INTO burst_runs (burst_id, chat, texts, arrived, ended_by, opened_at, ended_at, taken_over) ' +
-		'VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (burst_id) DO UPDATE SET runs = burst_runs.runs + 1';
+		'VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (burst_id) DO UPDATE SET runs = burst_runs.runs + 1, ' +
+		// A run after the first is a takeover (the first one's execution died after its work committed).
+		'taken_over = burst_runs.taken_over OR EXCLUDED.taken_over';
 	work.parameters.options = {
 		...(work.parameters.options as object),
 		queryReplacement:
