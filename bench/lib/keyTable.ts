@@ -1,7 +1,7 @@
 // A claim table of the node's own DDL filled in bulk with rows like completed claims, and its size on disk.
 import type { Pool } from 'pg';
 
-import type { TableRef } from '../../nodes/Idempotency/store/tableRef';
+import type { TableRef } from '../../nodes/Idempotency/store/table/tableRef';
 import type { Dist } from './dist';
 
 /** Row i of a bulk load whose keys are `evt:evt_` + this suffix: 24 hex digits of i, like a Stripe id. */

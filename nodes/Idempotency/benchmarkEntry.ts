@@ -2,7 +2,7 @@
 // times the node's claim statement alone, without the node around it, and the large-table sections
 // bulk-load a table made with the node's own DDL. Nothing in the package imports this file; renaming a
 // module behind it changes only this file.
-export { claimStatement } from './store/claimSql';
-export { layoutOf } from './store/tableLayout';
-export { tableRef } from './store/tableRef';
-export { createTableSql } from './store/tableSchema';
+export { claimStatement } from './store/claims/claimSql';
+export { layoutOf } from './store/table/tableLayout';
+export { tableRef } from './store/table/tableRef';
+export { createTableSql } from './store/table/tableSchema';

@@ -13,9 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { executeContext } from '../../harness/node/executeContext';
 import { START_SLACK_MS } from '../../harness/webhooks/chatConversations';
 import { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.node';
-import { burstTables, withBurstTables } from '../../nodes/Idempotency/store/burst/burstTables';
-import { collectItem } from '../../nodes/Idempotency/store/burst/collectItem';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { burstTables, withBurstTables } from '../../nodes/Idempotency/store/bursts/burstTables';
+import { collectItem } from '../../nodes/Idempotency/store/bursts/collectItem';
+import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 
 const node = new IdempotencyBurst();

@@ -8,8 +8,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 
-import { newClaimId } from '../../nodes/Idempotency/store/claimId';
-import type { ClaimOptions } from '../../nodes/Idempotency/store/claimOutcome';
+import { newClaimId } from '../../nodes/Idempotency/store/record/claimId';
+import type { ClaimOptions } from '../../nodes/Idempotency/store/record/claimOutcome';
 import { tableDataBytes } from '../support/claimTableSql';
 import {
 	completeKeys,

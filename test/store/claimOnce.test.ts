@@ -1,7 +1,7 @@
-import { openClaimTable } from '../../nodes/Idempotency/store/claimTable';
+import { openClaimTable } from '../../nodes/Idempotency/store/table/claimTable';
 import { TableError } from '../../nodes/Idempotency/errors';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
 import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
 import { EVERY_CAPABILITY, freshClaimTable, NO_CAPABILITY } from '../support/testClaimTables';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';

@@ -1,4 +1,4 @@
-import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
+import { purgeKeys } from '../../nodes/Idempotency/store/claims/purgeKeys';
 import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
 import { freshClaimTable, originalLayoutClaimTable } from '../support/testClaimTables';
 import { testPool, uniqueTableName } from '../support/database';

@@ -2,10 +2,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 
-import { createTableSql } from '../../nodes/Idempotency/store/tableSchema';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { watermarkRef, withWatermarkTable } from '../../nodes/Idempotency/store/watermarkTable';
-import { createEventTableSql, eventTableRef } from '../../nodes/Idempotency/store/eventTable';
+import { createTableSql } from '../../nodes/Idempotency/store/table/tableSchema';
+import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
+import {
+	watermarkRef,
+	withWatermarkTable,
+} from '../../nodes/Idempotency/store/watermark/watermarkTable';
+import {
+	createEventTableSql,
+	eventTableRef,
+} from '../../nodes/Idempotency/store/inbox/inbox/eventTable';
 import { LAYOUT_COLUMNS } from '../support/claimTableSql';
 import { withClient } from '../../harness/postgres/connections';
 import { testDatabaseUrl, uniqueTableName } from '../support/database';

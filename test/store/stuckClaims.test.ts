@@ -1,5 +1,5 @@
-import { listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
-import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
+import { listStuckClaims } from '../../nodes/Idempotency/store/claims/stuckClaims';
+import { summarizeTable } from '../../nodes/Idempotency/store/claims/tableSummary';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { createKeyAndFirstSeenTable } from '../support/claimTableSql';
 import { freshClaimTable, originalLayoutClaimTable } from '../support/testClaimTables';

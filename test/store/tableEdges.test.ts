@@ -3,9 +3,12 @@ import {
 	openClaimTable,
 	withCurrentTable,
 	type TableNeeds,
-} from '../../nodes/Idempotency/store/claimTable';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
-import { CLAIM_ID_COLUMNS, LEASE_CLAIM_COLUMNS } from '../../nodes/Idempotency/store/tableSchema';
+} from '../../nodes/Idempotency/store/table/claimTable';
+import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
+import {
+	CLAIM_ID_COLUMNS,
+	LEASE_CLAIM_COLUMNS,
+} from '../../nodes/Idempotency/store/table/tableSchema';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
 import {

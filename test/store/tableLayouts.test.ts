@@ -4,9 +4,12 @@
  * they are, each also split by hash of the key into partitions. The same assertions run on all four; the
  * compact layout's own bytes are checked at the end.
  */
-import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
-import { countStuckClaims, listStuckClaims } from '../../nodes/Idempotency/store/stuckClaims';
-import { summarizeTable } from '../../nodes/Idempotency/store/tableSummary';
+import { purgeKeys } from '../../nodes/Idempotency/store/claims/purgeKeys';
+import {
+	countStuckClaims,
+	listStuckClaims,
+} from '../../nodes/Idempotency/store/claims/stuckClaims';
+import { summarizeTable } from '../../nodes/Idempotency/store/claims/tableSummary';
 import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
 import {
 	completeKeys,

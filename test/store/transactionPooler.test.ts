@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 
-import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
-import type { ClaimTable } from '../../nodes/Idempotency/store/claimTable';
-import { purgeKeys } from '../../nodes/Idempotency/store/purgeKeys';
+import { claimBatch } from '../../nodes/Idempotency/store/claims/claimBatch';
+import type { ClaimTable } from '../../nodes/Idempotency/store/table/claimTable';
+import { purgeKeys } from '../../nodes/Idempotency/store/claims/purgeKeys';
 import { rowsOf } from '../support/claimTableSql';
 import {
 	completeKeys,
@@ -25,7 +25,7 @@ if (!poolerInstalled && !process.env.CI) {
 }
 const describeWithPooler = poolerInstalled || process.env.CI ? describe : describe.skip;
 
-/** The node names its claim statements idem_<hash> (store/claimSql.ts); an unnamed one carries no name. */
+/** The node names its claim statements idem_<hash> (store/claims/claimSql.ts); an unnamed one carries no name. */
 const STATEMENT_NAME = Buffer.from('idem_');
 
 /** What the node's pools send, seen on the wire: chunks in all, and chunks that name a statement. */

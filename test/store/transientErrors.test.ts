@@ -1,7 +1,10 @@
 import type { Pool } from 'pg';
 
 import { ClaimError } from '../../nodes/Idempotency/errors';
-import { SETTLE_RETRY, withTransientRetry } from '../../nodes/Idempotency/store/transientErrors';
+import {
+	SETTLE_RETRY,
+	withTransientRetry,
+} from '../../nodes/Idempotency/store/statements/transientErrors';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { answerDroppingProxyForSuite } from '../support/answerDroppingProxy';
 import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';

@@ -1,9 +1,9 @@
 import type { Pool } from 'pg';
 
 // The test oracle for claim tables: each layout a claim table can have, written as plain DDL apart from the
-// node's code (store/tableSchema.ts), and its rows read alike from either layout. `LAYOUT_COLUMNS.compact`
+// node's code (store/table/tableSchema.ts), and its rows read alike from either layout. `LAYOUT_COLUMNS.compact`
 // is the table the node creates now, `response` included; `original` is what it created before the compact
-// layout. Keep Event's side table (`<table>_events`, store/eventTable.ts) is not a layout of the claim
+// layout. Keep Event's side table (`<table>_events`, store/inbox/eventTable.ts) is not a layout of the claim
 // table: the node makes it beside any of these, and its shipped DDL is checked in
 // test/store/shippedTableSql.test.ts.
 

@@ -37,7 +37,7 @@ export async function whileCompleteWaits<T>(
 		const committedAt = Date.now();
 		await until('Complete waits on the claim row', () =>
 			exists(
-				// Complete's statement (store/settleKeys.ts) is the one that updates through `done AS (UPDATE …`.
+				// Complete's statement (store/claims/settleKeys.ts) is the one that updates through `done AS (UPDATE …`.
 				`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%done AS (UPDATE%' AND $1::text IS NOT NULL`,
 			),
 		);

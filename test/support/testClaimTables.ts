@@ -1,22 +1,22 @@
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import { newClaimId } from '../../nodes/Idempotency/store/claimId';
-import { claimBatch } from '../../nodes/Idempotency/store/claimBatch';
+import { newClaimId } from '../../nodes/Idempotency/store/record/claimId';
+import { claimBatch } from '../../nodes/Idempotency/store/claims/claimBatch';
 import type {
 	ClaimOptions,
 	ClaimOutcome,
 	ClaimRequest,
-} from '../../nodes/Idempotency/store/claimOutcome';
+} from '../../nodes/Idempotency/store/record/claimOutcome';
 import {
 	openClaimTable,
 	type ClaimTable,
 	type TableNeeds,
-} from '../../nodes/Idempotency/store/claimTable';
+} from '../../nodes/Idempotency/store/table/claimTable';
 import {
 	completeClaims,
 	releaseClaims,
 	type SettleRequest,
-} from '../../nodes/Idempotency/store/settleKeys';
-import { tableRef } from '../../nodes/Idempotency/store/tableRef';
+} from '../../nodes/Idempotency/store/claims/settleKeys';
+import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS, ORIGINAL_LAYOUT_DDL } from './claimTableSql';
 import { testCredentials, uniqueTableName } from './database';

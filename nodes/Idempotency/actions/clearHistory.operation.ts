@@ -1,8 +1,8 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { checkScope, scopePrefix } from '../key/scope';
-import { clearScope } from '../store/clearScope';
-import { watermarkRef } from '../store/watermarkTable';
+import { clearScope } from '../store/claims/clearScope';
+import { watermarkRef } from '../store/watermark/watermarkTable';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';

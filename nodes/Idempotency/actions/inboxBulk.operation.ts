@@ -1,14 +1,14 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { inboxBulkProperties } from '../descriptions/inboxBulkProperties';
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import {
 	countMatchingEvents,
 	discardMatchingEvents,
 	requeueMatchingEvents,
-} from '../store/inboxBulk';
-import type { EventFilter, EventState } from '../store/inboxFilter';
-import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
+} from '../store/inbox/inboxBulk';
+import type { EventFilter, EventState } from '../store/inbox/inboxFilter';
+import { CLAIM_ID_COLUMNS } from '../store/table/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readBatchSize } from './parameters/readBatchSize';

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
-import { emptyScope, summarizeInbox, type InboxSummary } from '../store/inboxSummary';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
+import { emptyScope, summarizeInbox, type InboxSummary } from '../store/inbox/inboxSummary';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';

@@ -1,7 +1,7 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
-import { purgeKeys } from '../store/purgeKeys';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
+import { purgeKeys } from '../store/claims/purgeKeys';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';

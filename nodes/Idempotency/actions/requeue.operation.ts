@@ -1,8 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { idValueToString } from '../key/deriveKey';
-import { KEPT_EVENT_UPDATE_NEEDS, openClaimTable, withCurrentTable } from '../store/claimTable';
-import { requeueEvents } from '../store/inbox';
+import {
+	KEPT_EVENT_UPDATE_NEEDS,
+	openClaimTable,
+	withCurrentTable,
+} from '../store/table/claimTable';
+import { requeueEvents } from '../store/inbox/inbox';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';

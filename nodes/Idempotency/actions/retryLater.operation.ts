@@ -3,8 +3,12 @@ import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } f
 import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
 import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
 import { idValueToString } from '../key/deriveKey';
-import { KEPT_EVENT_UPDATE_NEEDS, openClaimTable, withCurrentTable } from '../store/claimTable';
-import { retryLater, type Backoff, type RetryLaterRequest } from '../store/inbox';
+import {
+	KEPT_EVENT_UPDATE_NEEDS,
+	openClaimTable,
+	withCurrentTable,
+} from '../store/table/claimTable';
+import { retryLater, type Backoff, type RetryLaterRequest } from '../store/inbox/inbox';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure, failedItem } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';

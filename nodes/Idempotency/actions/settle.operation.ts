@@ -1,14 +1,14 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { idValueToString } from '../key/deriveKey';
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import {
 	completeClaims,
 	releaseClaims,
 	type SettledClaim,
 	type SettleRequest,
-} from '../store/settleKeys';
-import { CLAIM_ID_COLUMNS, RESPONSE_COLUMNS } from '../store/tableSchema';
+} from '../store/claims/settleKeys';
+import { CLAIM_ID_COLUMNS, RESPONSE_COLUMNS } from '../store/table/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';

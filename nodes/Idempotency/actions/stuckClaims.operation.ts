@@ -1,9 +1,9 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
-import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/claimTable';
-import { listDeadLetters } from '../store/inbox';
-import { countStuckClaims, listStuckClaims } from '../store/stuckClaims';
-import { summarizeTable } from '../store/tableSummary';
+import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
+import { listDeadLetters } from '../store/inbox/inbox';
+import { countStuckClaims, listStuckClaims } from '../store/claims/stuckClaims';
+import { summarizeTable } from '../store/claims/tableSummary';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';

@@ -14,10 +14,10 @@ import {
 	withCurrentTable,
 	type ClaimTable,
 	type TableNeeds,
-} from '../store/claimTable';
-import { newClaimId } from '../store/claimId';
-import { parkHeldEvents, takeDueEvents, type DueEvent, type DueEvents } from '../store/inbox';
-import { CLAIM_ID_COLUMNS } from '../store/tableSchema';
+} from '../store/table/claimTable';
+import { newClaimId } from '../store/record/claimId';
+import { parkHeldEvents, takeDueEvents, type DueEvent, type DueEvents } from '../store/inbox/inbox';
+import { CLAIM_ID_COLUMNS } from '../store/table/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';

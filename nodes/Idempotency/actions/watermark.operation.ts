@@ -1,14 +1,14 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import type { KeepItemsWhere } from '../descriptions/polledItemProperties';
-import { advanceWatermark, type WatermarkOutcome } from '../store/advanceWatermark';
-import { checkScopeKeeps } from '../store/scopeHistory';
-import { watermarkRef } from '../store/watermarkTable';
+import { advanceWatermark, type WatermarkOutcome } from '../store/watermark/advanceWatermark';
+import { checkScopeKeeps } from '../store/claims/scopeHistory';
+import { watermarkRef } from '../store/watermark/watermarkTable';
 import { scopePrefix } from '../key/scope';
 import { poolFor } from '../transport/poolRegistry';
 import { markValue, type MarkKind } from '../watermark/markValue';
 import { DUPLICATE_OUTPUT, NEW_OUTPUT } from './claimOutputs';
-import { newClaimId } from '../store/claimId';
+import { newClaimId } from '../store/record/claimId';
 import { continuesOnErrorOutput, databaseFailure, failedItem } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
 import { readDedupeValue } from './parameters/readDedupeValue';

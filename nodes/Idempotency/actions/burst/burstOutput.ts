@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Burst } from '../../store/burst/burstRecord';
+import type { Burst } from '../../store/bursts/burstRecord';
 
 /** Output indexes of Collect (Flush Due Bursts, Complete and Release have the first only). */
 export const BURST_OUTPUT = 0;

@@ -1,8 +1,8 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
-import { burstTables, withBurstTables } from '../../store/burst/burstTables';
-import { dropEmptyWindows, takeDueBursts, withItems } from '../../store/burst/takeBursts';
-import { newClaimId } from '../../store/claimId';
+import { burstTables, withBurstTables } from '../../store/bursts/burstTables';
+import { dropEmptyWindows, takeDueBursts, withItems } from '../../store/bursts/takeBursts';
+import { newClaimId } from '../../store/record/claimId';
 import { poolFor } from '../../transport/poolRegistry';
 import { databaseFailure } from '../failures/databaseFailure';
 import { readCredentials } from '../parameters/readCredentials';

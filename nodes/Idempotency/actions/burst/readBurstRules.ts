@@ -6,7 +6,7 @@ import {
 	MAX_WAIT_LIMIT_SECONDS,
 } from '../../descriptions/burstProperties';
 import { LONGEST_DURATION_SECONDS } from '../../descriptions/durationLimit';
-import type { BurstEdge, BurstRules } from '../../store/burst/burstRecord';
+import type { BurstEdge, BurstRules } from '../../store/bursts/burstRecord';
 import { readChoice } from '../../../shared/readChoice';
 import { readNumber } from '../parameters/readNumber';
 

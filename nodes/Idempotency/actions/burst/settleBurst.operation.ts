@@ -1,8 +1,8 @@
 import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
 
 import { idValueToString } from '../../key/deriveKey';
-import { burstTables, withBurstTables } from '../../store/burst/burstTables';
-import { settleBursts, type BurstClaim } from '../../store/burst/settleBursts';
+import { burstTables, withBurstTables } from '../../store/bursts/burstTables';
+import { settleBursts, type BurstClaim } from '../../store/bursts/settleBursts';
 import { poolFor } from '../../transport/poolRegistry';
 import { databaseFailure, failedItem } from '../failures/databaseFailure';
 import { readCredentials } from '../parameters/readCredentials';

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { readOptionalScope } from '../../key/scope';
-import type { EventFilter, EventState } from '../../store/inboxFilter';
+import type { EventFilter, EventState } from '../../store/inbox/inboxFilter';
 import { readDate } from '../../watermark/readDate';
 import { readNumber } from './readNumber';
 

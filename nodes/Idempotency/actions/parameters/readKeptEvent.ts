@@ -3,7 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { DEFAULT_MAX_EVENT_KIB, MAX_EVENT_KIB_LIMIT } from '../../descriptions/claimProperties';
 import { EventSizeError } from '../../errors';
 import { eventBody } from '../../key/deriveKey';
-import type { KeptEvent } from '../../store/claimOutcome';
+import type { KeptEvent } from '../../store/record/claimOutcome';
 import { readNumber } from './readNumber';
 
 /** Builds an item's event to keep, from the bytes the claim read (or none: Raw Body off), and its Scope. */

@@ -1,7 +1,7 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
 import { DEFAULT_SCHEMA, DEFAULT_TABLE } from '../../descriptions/tableOptions';
-import { tableRef, type TableRef } from '../../store/tableRef';
+import { tableRef, type TableRef } from '../../store/table/tableRef';
 
 /** The table every item of an execution uses (read once: one execution talks to one table). */
 export function readTableRef(context: IExecuteFunctions): TableRef {

@@ -1,0 +1,33 @@
+import type { EventTableRef } from '../inbox/eventTable';
+import { processingSql, type TableLayout } from '../table/tableLayout';
+
+/** What decides whether a claim row may be deleted by age (Purge) or by scope (Clear). */
+export interface LiveClaimRule {
+	layout: TableLayout;
+	/** The event table beside the claim table, where there is one. */
+	events: EventTableRef | null;
+	/** SQL for the clock a lease is compared with. */
+	now: string;
+	/** SQL for a boolean and a timestamp: when true, a dead letter parked before that time may go. */
+	deadLettersBefore?: { enabled: string; cutoff: string };
+}
+
+/**
+ * SQL true while the claim row `alias` must stay: a processing claim whose lease still runs (its holder
+ * would lose it and a retry would run the work again), or one that keeps an event still in flight,
+ * whatever its lease says: due (its holder died), scheduled by Retry Later, requeued, or parked as a dead
+ * letter. A dead letter may go only where the caller allows it. Only for tables with lease columns.
+ */
+export function liveClaimSql(rule: LiveClaimRule, alias: string): string {
+	const processing = processingSql(rule.layout, alias);
+	if (!rule.events) return `(${processing} AND ${alias}.lease_until > ${rule.now})`;
+	const events = rule.events.qualified;
+	const old = rule.deadLettersBefore;
+	const mayGo = old
+		? ` AND NOT EXISTS (SELECT 1 FROM ${events} AS v WHERE v.key = ${alias}.key AND ${old.enabled} AND v.dead_at < ${old.cutoff})`
+		: '';
+	return (
+		`(${processing}${mayGo} AND (${alias}.lease_until > ${rule.now} ` +
+		`OR EXISTS (SELECT 1 FROM ${events} AS v WHERE v.key = ${alias}.key)))`
+	);
+}
