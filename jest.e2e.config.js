@@ -20,7 +20,10 @@ module.exports = {
 		{
 			...databaseProject,
 			displayName: 'bundled pg',
-			testMatch: ['**/test/transport/tls.test.ts', '**/test/store/transactionPooler.test.ts'],
+			testMatch: [
+				'**/test/transport/tls.test.ts',
+				'**/test/store/statements/transactionPooler.test.ts',
+			],
 			moduleNameMapper: { '^pg$': '<rootDir>/dist/node_modules/pg.js' },
 		},
 	],

@@ -30,7 +30,7 @@ const reportWorkflow = withNodeParameters(
 	'.idempotencyKey',
 	{
 		// The shipped threshold is 60 minutes; the killed claim here is seconds old. What the threshold
-		// excludes is tested on a controlled clock in test/store/stuckClaims.test.ts.
+		// excludes is tested on a controlled clock in test/store/claims/stuckClaims.test.ts.
 		stuckAfterMinutes: 0,
 	},
 );

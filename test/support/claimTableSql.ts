@@ -5,7 +5,7 @@ import type { Pool } from 'pg';
 // is the table the node creates now, `response` included; `original` is what it created before the compact
 // layout. Keep Event's side table (`<table>_events`, store/inbox/eventTable.ts) is not a layout of the claim
 // table: the node makes it beside any of these, and its shipped DDL is checked in
-// test/store/shippedTableSql.test.ts.
+// test/store/table/shippedTableSql.test.ts.
 
 /** Creates a table with only `key` and `first_seen`, as the original claim template does; returns its name. */
 export async function createKeyAndFirstSeenTable(pool: Pool, name: string): Promise<string> {

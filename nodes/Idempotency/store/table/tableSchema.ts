@@ -69,7 +69,7 @@ const compactTypes = new Map([...REQUIRED_COLUMNS, ...COMPACT_OPTIONAL_COLUMNS])
 
 /**
  * A new table's column order, fixed-width first: Postgres aligns a timestamp to 8 bytes, so a text key
- * placed before them cost up to 7 bytes of padding in every row (measured in test/store/bytesPerKey).
+ * placed before them cost up to 7 bytes of padding in every row (measured in test/store/table/bytesPerKey).
  */
 const NEW_TABLE_ORDER = [
 	'first_seen',

@@ -1,7 +1,7 @@
-import { purgeKeys } from '../../nodes/Idempotency/store/claims/purgeKeys';
-import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
-import { freshClaimTable, originalLayoutClaimTable } from '../support/testClaimTables';
-import { testPool, uniqueTableName } from '../support/database';
+import { purgeKeys } from '../../../nodes/Idempotency/store/claims/purgeKeys';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../support/claimTableSql';
+import { freshClaimTable, originalLayoutClaimTable } from '../../support/testClaimTables';
+import { testPool, uniqueTableName } from '../../support/database';
 
 const now = new Date('2026-03-01T00:00:00Z');
 const daysAgo = (days: number) => new Date(now.getTime() - days * 86_400_000);

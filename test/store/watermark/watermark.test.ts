@@ -6,20 +6,20 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 
-import { newClaimId } from '../../nodes/Idempotency/store/record/claimId';
+import { newClaimId } from '../../../nodes/Idempotency/store/record/claimId';
 import {
 	advanceWatermark,
 	type WatermarkKind,
 	type WatermarkOutcome,
-} from '../../nodes/Idempotency/store/watermark/advanceWatermark';
-import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
+} from '../../../nodes/Idempotency/store/watermark/advanceWatermark';
+import { tableRef } from '../../../nodes/Idempotency/store/table/tableRef';
 import {
 	watermarkRef,
 	type WatermarkRef,
-} from '../../nodes/Idempotency/store/watermark/watermarkTable';
-import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { markValue } from '../../nodes/Idempotency/watermark/markValue';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+} from '../../../nodes/Idempotency/store/watermark/watermarkTable';
+import { poolFor } from '../../../nodes/Idempotency/transport/poolRegistry';
+import { markValue } from '../../../nodes/Idempotency/watermark/markValue';
+import { testCredentials, testPool, uniqueTableName } from '../../support/database';
 
 const admin = testPool(2);
 afterAll(() => admin.end());

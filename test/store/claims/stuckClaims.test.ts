@@ -1,9 +1,9 @@
-import { listStuckClaims } from '../../nodes/Idempotency/store/claims/stuckClaims';
-import { summarizeTable } from '../../nodes/Idempotency/store/claims/tableSummary';
-import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { createKeyAndFirstSeenTable } from '../support/claimTableSql';
-import { freshClaimTable, originalLayoutClaimTable } from '../support/testClaimTables';
-import { testCredentials, uniqueTableName } from '../support/database';
+import { listStuckClaims } from '../../../nodes/Idempotency/store/claims/stuckClaims';
+import { summarizeTable } from '../../../nodes/Idempotency/store/claims/tableSummary';
+import { poolFor } from '../../../nodes/Idempotency/transport/poolRegistry';
+import { createKeyAndFirstSeenTable } from '../../support/claimTableSql';
+import { freshClaimTable, originalLayoutClaimTable } from '../../support/testClaimTables';
+import { testCredentials, uniqueTableName } from '../../support/database';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_000);

@@ -3,13 +3,13 @@
  * bytes in a compact one. Whatever the form of the value offered, it must still match itself and only
  * itself; fingerprints made in different ways are never compared.
  */
-import { newClaimId } from '../../nodes/Idempotency/store/record/claimId';
+import { newClaimId } from '../../../nodes/Idempotency/store/record/claimId';
 import {
 	fingerprintsDiffer,
 	storedClaimId,
 	storedFingerprint,
-} from '../../nodes/Idempotency/store/record/storedValues';
-import type { TableLayout } from '../../nodes/Idempotency/store/table/tableLayout';
+} from '../../../nodes/Idempotency/store/record/storedValues';
+import type { TableLayout } from '../../../nodes/Idempotency/store/table/tableLayout';
 
 const COMPACT: TableLayout = {
 	family: 'compact',

@@ -2,10 +2,10 @@
  * The store's wait for a running claim, with the looks' own schedule replaced: a wait whose scheduled looks
  * never come can only end through this process's Complete or Release (settleSignals), or a look after it.
  */
-import { completeClaims, releaseClaims } from '../../nodes/Idempotency/store/claims/settleKeys';
-import { waitForRunningClaims } from '../../nodes/Idempotency/store/claims/waitForRunningClaims';
-import type { ClaimOptions } from '../../nodes/Idempotency/store/record/claimOutcome';
-import { freshClaimTable } from '../support/testClaimTables';
+import { completeClaims, releaseClaims } from '../../../nodes/Idempotency/store/claims/settleKeys';
+import { waitForRunningClaims } from '../../../nodes/Idempotency/store/claims/waitForRunningClaims';
+import type { ClaimOptions } from '../../../nodes/Idempotency/store/record/claimOutcome';
+import { freshClaimTable } from '../../support/testClaimTables';
 
 const LEASE: Partial<ClaimOptions> = { mode: 'lease', leaseSeconds: 60 };
 const never = () => new Promise<void>(() => undefined);

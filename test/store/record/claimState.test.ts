@@ -3,7 +3,10 @@
  * timestamps as UTC text without a zone. Reading it gives the same row a batch statement's typed columns
  * give.
  */
-import { readSingleAnswer, STATE_COLUMNS } from '../../nodes/Idempotency/store/record/claimState';
+import {
+	readSingleAnswer,
+	STATE_COLUMNS,
+} from '../../../nodes/Idempotency/store/record/claimState';
 
 describe('readSingleAnswer', () => {
 	it('reads fresh and then each state column in the order claimState names them', () => {

@@ -1,10 +1,10 @@
-import { openClaimTable } from '../../nodes/Idempotency/store/table/claimTable';
-import { TableError } from '../../nodes/Idempotency/errors';
-import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
-import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
-import { EVERY_CAPABILITY, freshClaimTable, NO_CAPABILITY } from '../support/testClaimTables';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { openClaimTable } from '../../../nodes/Idempotency/store/table/claimTable';
+import { TableError } from '../../../nodes/Idempotency/errors';
+import { poolFor } from '../../../nodes/Idempotency/transport/poolRegistry';
+import { tableRef } from '../../../nodes/Idempotency/store/table/tableRef';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../support/claimTableSql';
+import { EVERY_CAPABILITY, freshClaimTable, NO_CAPABILITY } from '../../support/testClaimTables';
+import { testCredentials, testPool, uniqueTableName } from '../../support/database';
 
 const admin = testPool(2);
 afterAll(() => admin.end());

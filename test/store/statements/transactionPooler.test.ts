@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 
-import { claimBatch } from '../../nodes/Idempotency/store/claims/claimBatch';
-import type { ClaimTable } from '../../nodes/Idempotency/store/table/claimTable';
-import { purgeKeys } from '../../nodes/Idempotency/store/claims/purgeKeys';
-import { rowsOf } from '../support/claimTableSql';
+import { claimBatch } from '../../../nodes/Idempotency/store/claims/claimBatch';
+import type { ClaimTable } from '../../../nodes/Idempotency/store/table/claimTable';
+import { purgeKeys } from '../../../nodes/Idempotency/store/claims/purgeKeys';
+import { rowsOf } from '../../support/claimTableSql';
 import {
 	completeKeys,
 	releaseKeys,
 	openTestClaimTable,
 	type TestClaimTable,
-} from '../support/testClaimTables';
-import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
-import { TransactionPooler } from '../support/transactionPooler';
-import { WireProxy } from '../support/wireProxy';
+} from '../../support/testClaimTables';
+import {
+	testCredentials,
+	testDatabaseUrl,
+	testPool,
+	uniqueTableName,
+} from '../../support/database';
+import { TransactionPooler } from '../../support/transactionPooler';
+import { WireProxy } from '../../support/wireProxy';
 
 // PgBouncer is a system package (Debian `pgbouncer`, which .ci/run installs). Without it a developer's
 // `npm test` skips these tests and says so; in CI its absence fails the run.

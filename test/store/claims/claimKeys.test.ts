@@ -2,7 +2,7 @@
  * claimKeys on real Postgres: what a claim learns of each key, one key or many alike. The payload
  * comparison is made by the statement for both (a batch compared bytes in JavaScript before).
  */
-import { originalLayoutClaimTable, freshClaimTable } from '../support/testClaimTables';
+import { originalLayoutClaimTable, freshClaimTable } from '../../support/testClaimTables';
 
 const fingerprinted = (key: string, fingerprint: string) => ({ key, fingerprint });
 

@@ -3,9 +3,13 @@
  * purge and report operation runs on hash-partitioned tables of both layouts in tableLayouts.test.ts;
  * this file covers what table preparation does with them.
  */
-import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../support/claimTableSql';
-import { EVERY_CAPABILITY, freshClaimTable, openTestClaimTable } from '../support/testClaimTables';
-import { testPool, uniqueTableName } from '../support/database';
+import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS } from '../../support/claimTableSql';
+import {
+	EVERY_CAPABILITY,
+	freshClaimTable,
+	openTestClaimTable,
+} from '../../support/testClaimTables';
+import { testPool, uniqueTableName } from '../../support/database';
 
 const admin = testPool(2);
 afterAll(() => admin.end());

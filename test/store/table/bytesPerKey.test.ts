@@ -8,17 +8,17 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 
-import { newClaimId } from '../../nodes/Idempotency/store/record/claimId';
-import type { ClaimOptions } from '../../nodes/Idempotency/store/record/claimOutcome';
-import { tableDataBytes } from '../support/claimTableSql';
+import { newClaimId } from '../../../nodes/Idempotency/store/record/claimId';
+import type { ClaimOptions } from '../../../nodes/Idempotency/store/record/claimOutcome';
+import { tableDataBytes } from '../../support/claimTableSql';
 import {
 	completeKeys,
 	releaseKeys,
 	freshClaimTable,
 	originalLayoutClaimTable,
 	type TestClaimTable,
-} from '../support/testClaimTables';
-import { testPool, uniqueTableName } from '../support/database';
+} from '../../support/testClaimTables';
+import { testPool, uniqueTableName } from '../../support/database';
 
 /** Completing a claim writes a new row version; autovacuum frees the old ones for reuse while claims go on. */
 const VACUUM_EVERY_KEYS = 2_000;

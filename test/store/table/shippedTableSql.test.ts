@@ -2,22 +2,22 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 
-import { createTableSql } from '../../nodes/Idempotency/store/table/tableSchema';
-import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
+import { createTableSql } from '../../../nodes/Idempotency/store/table/tableSchema';
+import { tableRef } from '../../../nodes/Idempotency/store/table/tableRef';
 import {
 	watermarkRef,
 	withWatermarkTable,
-} from '../../nodes/Idempotency/store/watermark/watermarkTable';
+} from '../../../nodes/Idempotency/store/watermark/watermarkTable';
 import {
 	createEventTableSql,
 	eventTableRef,
-} from '../../nodes/Idempotency/store/inbox/inbox/eventTable';
-import { LAYOUT_COLUMNS } from '../support/claimTableSql';
-import { withClient } from '../../harness/postgres/connections';
-import { testDatabaseUrl, uniqueTableName } from '../support/database';
+} from '../../../nodes/Idempotency/store/inbox/eventTable';
+import { LAYOUT_COLUMNS } from '../../support/claimTableSql';
+import { withClient } from '../../../harness/postgres/connections';
+import { testDatabaseUrl, uniqueTableName } from '../../support/database';
 
 const SHIPPED_SQL = readFileSync(
-	join(__dirname, '..', '..', 'workflows', 'processed_events.sql'),
+	join(__dirname, '..', '..', '..', 'workflows', 'processed_events.sql'),
 	'utf8',
 );
 

@@ -4,13 +4,13 @@
  * table and shape, and a table that keeps no events gets statements that never name an event table.
  * A waiting repeat's look answers the same columns.
  */
-import { STATE_COLUMNS } from '../../nodes/Idempotency/store/record/claimState';
+import { STATE_COLUMNS } from '../../../nodes/Idempotency/store/record/claimState';
 import {
 	claimStateLookSql,
 	claimStatement,
 	type ClaimShape,
-} from '../../nodes/Idempotency/store/claims/claimSql';
-import { freshClaimTable } from '../support/testClaimTables';
+} from '../../../nodes/Idempotency/store/claims/claimSql';
+import { freshClaimTable } from '../../support/testClaimTables';
 
 const SHAPES: ClaimShape[] = (['counting', 'readOnly', 'lease'] as const).flatMap((mode) =>
 	[true, false].map((single) => ({ mode, single })),

@@ -4,15 +4,15 @@
  * the server's WAL writer is held back (so an asynchronous commit's WAL stays in memory), claims and
  * repeats run, and the server is stopped immediately and started again on the WAL it had written.
  */
-import { rowsOf } from '../support/claimTableSql';
+import { rowsOf } from '../../support/claimTableSql';
 import {
 	completeKeys,
 	releaseKeys,
 	openTestClaimTable,
 	type TestClaimTable,
-} from '../support/testClaimTables';
-import { credentialsFromUrl } from '../../harness/postgres/connections';
-import { OwnPostgres } from '../../harness/postgres/server';
+} from '../../support/testClaimTables';
+import { credentialsFromUrl } from '../../../harness/postgres/connections';
+import { OwnPostgres } from '../../../harness/postgres/server';
 
 let server: OwnPostgres;
 beforeAll(async () => {

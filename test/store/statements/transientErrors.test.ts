@@ -1,15 +1,15 @@
 import type { Pool } from 'pg';
 
-import { ClaimError } from '../../nodes/Idempotency/errors';
+import { ClaimError } from '../../../nodes/Idempotency/errors';
 import {
 	SETTLE_RETRY,
 	withTransientRetry,
-} from '../../nodes/Idempotency/store/statements/transientErrors';
-import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { answerDroppingProxyForSuite } from '../support/answerDroppingProxy';
-import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
-import { freshClaimTable, withClaimHelper } from '../support/testClaimTables';
-import { testPool, uniqueTableName } from '../support/database';
+} from '../../../nodes/Idempotency/store/statements/transientErrors';
+import { poolFor } from '../../../nodes/Idempotency/transport/poolRegistry';
+import { answerDroppingProxyForSuite } from '../../support/answerDroppingProxy';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../support/claimTableSql';
+import { freshClaimTable, withClaimHelper } from '../../support/testClaimTables';
+import { testPool, uniqueTableName } from '../../support/database';
 
 const admin = testPool(2);
 afterAll(() => admin.end());

@@ -1,7 +1,7 @@
-import { rowsOf } from '../support/claimTableSql';
-import { completeKeys, releaseKeys, openTestClaimTable } from '../support/testClaimTables';
-import { credentialsFromUrl } from '../../harness/postgres/connections';
-import { OwnPostgres } from '../../harness/postgres/server';
+import { rowsOf } from '../../support/claimTableSql';
+import { completeKeys, releaseKeys, openTestClaimTable } from '../../support/testClaimTables';
+import { credentialsFromUrl } from '../../../harness/postgres/connections';
+import { OwnPostgres } from '../../../harness/postgres/server';
 
 let server: OwnPostgres;
 beforeAll(async () => {

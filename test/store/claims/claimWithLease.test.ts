@@ -1,11 +1,11 @@
-import { rowsOf } from '../support/claimTableSql';
+import { rowsOf } from '../../support/claimTableSql';
 import {
 	completeKeys,
 	releaseKeys,
 	freshClaimTable,
 	originalLayoutClaimTable,
 	type TestClaimTable,
-} from '../support/testClaimTables';
+} from '../../support/testClaimTables';
 
 // The clock is a parameter of every statement: lease expiry is tested by moving it, never by sleeping.
 const T0 = new Date('2026-01-01T00:00:00Z');

@@ -1,5 +1,5 @@
-import { completeKeys, freshClaimTable, openTestClaimTable } from '../support/testClaimTables';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { completeKeys, freshClaimTable, openTestClaimTable } from '../../support/testClaimTables';
+import { testCredentials, testPool, uniqueTableName } from '../../support/database';
 
 const admin = testPool(1);
 afterAll(() => admin.end());

@@ -2,7 +2,7 @@
  * The claim ID: what a holder proves itself with (Complete, Release, Retry Later name it). It must be
  * unguessable and short; a compact table keeps its 12 bytes.
  */
-import { CLAIM_ID_BYTES, newClaimId } from '../../nodes/Idempotency/store/record/claimId';
+import { CLAIM_ID_BYTES, newClaimId } from '../../../nodes/Idempotency/store/record/claimId';
 
 describe('newClaimId', () => {
 	it('is 16 base64url characters that spell 12 bytes', () => {

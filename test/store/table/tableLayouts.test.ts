@@ -4,13 +4,13 @@
  * they are, each also split by hash of the key into partitions. The same assertions run on all four; the
  * compact layout's own bytes are checked at the end.
  */
-import { purgeKeys } from '../../nodes/Idempotency/store/claims/purgeKeys';
+import { purgeKeys } from '../../../nodes/Idempotency/store/claims/purgeKeys';
 import {
 	countStuckClaims,
 	listStuckClaims,
-} from '../../nodes/Idempotency/store/claims/stuckClaims';
-import { summarizeTable } from '../../nodes/Idempotency/store/claims/tableSummary';
-import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
+} from '../../../nodes/Idempotency/store/claims/stuckClaims';
+import { summarizeTable } from '../../../nodes/Idempotency/store/claims/tableSummary';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../support/claimTableSql';
 import {
 	completeKeys,
 	releaseKeys,
@@ -19,8 +19,8 @@ import {
 	openTestClaimTable,
 	originalLayoutClaimTable,
 	type TestClaimTable,
-} from '../support/testClaimTables';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+} from '../../support/testClaimTables';
+import { testCredentials, testPool, uniqueTableName } from '../../support/database';
 
 const admin = testPool(2);
 afterAll(() => admin.end());

@@ -1,24 +1,24 @@
-import { TableError } from '../../nodes/Idempotency/errors';
+import { TableError } from '../../../nodes/Idempotency/errors';
 import {
 	openClaimTable,
 	withCurrentTable,
 	type TableNeeds,
-} from '../../nodes/Idempotency/store/table/claimTable';
-import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
+} from '../../../nodes/Idempotency/store/table/claimTable';
+import { tableRef } from '../../../nodes/Idempotency/store/table/tableRef';
 import {
 	CLAIM_ID_COLUMNS,
 	LEASE_CLAIM_COLUMNS,
-} from '../../nodes/Idempotency/store/table/tableSchema';
-import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
-import { createKeyAndFirstSeenTable, rowsOf } from '../support/claimTableSql';
+} from '../../../nodes/Idempotency/store/table/tableSchema';
+import { poolFor } from '../../../nodes/Idempotency/transport/poolRegistry';
+import { createKeyAndFirstSeenTable, rowsOf } from '../../support/claimTableSql';
 import {
 	completeKeys,
 	releaseKeys,
 	NO_CAPABILITY,
 	openTestClaimTable as open,
 	withClaimHelper,
-} from '../support/testClaimTables';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+} from '../../support/testClaimTables';
+import { testCredentials, testPool, uniqueTableName } from '../../support/database';
 
 const lease = (createIfMissing: boolean): TableNeeds => ({
 	createIfMissing,
