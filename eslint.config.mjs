@@ -15,11 +15,31 @@ const TOOLING_CODE = ['harness/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scrip
 
 const isEveryTypeScriptFile = (files) => files?.length === 1 && files[0] === '**/*.ts';
 
+// Every error the package raises is a class of its hierarchy (nodes/shared/packageError.ts and the classes
+// built on it), named for its fault; n8n's errors are made from them in one place, nodes/shared/nodeError.ts.
+const PLAIN_ERROR = {
+	selector: 'NewExpression[callee.name=/^(Error|TypeError|RangeError|SyntaxError)$/]',
+	message:
+		"Raise a class of the package's error hierarchy (nodes/Idempotency/errors.ts, nodes/shared/packageError.ts) named for the fault, not a plain Error.",
+};
+const N8N_ERROR = {
+	selector: 'NewExpression[callee.name=/^Node(Operation|Api)Error$/]',
+	message:
+		"n8n's errors are made in nodes/shared/nodeError.ts only: throw the package's error and let the node's edge translate it.",
+};
+const ERROR_TRANSLATION = 'nodes/shared/nodeError.ts';
+
 export default [
 	{ ignores: ['dist/**', 'node_modules/**', 'bench/.out/**'] },
 	...configWithoutCloudSupport.map((config) =>
 		isEveryTypeScriptFile(config.files) ? { ...config, files: PACKAGE_CODE } : config,
 	),
+	{
+		files: PACKAGE_CODE,
+		ignores: [ERROR_TRANSLATION],
+		rules: { 'no-restricted-syntax': ['error', PLAIN_ERROR, N8N_ERROR] },
+	},
+	{ files: [ERROR_TRANSLATION], rules: { 'no-restricted-syntax': ['error', PLAIN_ERROR] } },
 	...tseslint.config({
 		files: TOOLING_CODE,
 		extends: [js.configs.recommended, tseslint.configs.recommended],

@@ -1,6 +1,6 @@
 /**
  * `npm test`, in two projects. `pure` (descriptions, docs, faults, harness, key, release, response,
- * signature, watermark, workflows) needs no shared database (the fault and harness tests start servers
+ * shared, signature, watermark, workflows) needs no shared database (the fault and harness tests start servers
  * of their own). `database` (the nodes, the store, the transport) talks to a real
  * Postgres, which its global setup starts once (TEST_DATABASE_URL, or an embedded server:
  * test/support/globalSetup.ts), and only when one of its tests runs.

@@ -6,7 +6,8 @@ import { PackageError } from '../shared/packageError';
  * ClaimError says a claim could not be decided safely, a WatermarkError that a scope's mark holds the
  * other kind of value, a ResponseError that Complete was given a response it cannot store. The nodes
  * route by where a failure happens (reading one item, or the database call for all), not by class: an
- * item's key failure is `bad_delivery`, anything the database call raises fails every item.
+ * item's key failure is `bad_delivery`, anything the database call raises fails every item. None of them
+ * is n8n's: nodes/shared/nodeError.ts makes n8n's error from them, at the node's edge or for one item.
  */
 export class IdempotencyError extends PackageError {}
 
@@ -33,3 +34,18 @@ export class EventSizeError extends IdempotencyError {}
 
 /** A credential field with no usable certificate or key in it; the message names the field and the problem. */
 export class TlsMaterialError extends IdempotencyError {}
+
+/**
+ * An item's mapped value (its key, claim ID, burst key, burst ID, item ID) that is empty or not one the
+ * operation can use: the message names the field and where to map it from.
+ */
+export class MappedValueError extends IdempotencyError {}
+
+/** A polled item without a Scope in a workflow never saved: its history is kept per node, which has no ID yet. */
+export class UnsavedWorkflowError extends IdempotencyError {}
+
+/** Retry Later on a claim that keeps no event: there is nothing in Postgres to run again. */
+export class NoKeptEventError extends IdempotencyError {}
+
+/** The execution was cancelled while it waited (for its burst to end). */
+export class CancelledError extends IdempotencyError {}

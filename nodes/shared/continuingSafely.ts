@@ -1,9 +1,6 @@
-import {
-	NodeApiError,
-	NodeOperationError,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { nodeError } from './nodeError';
 
 /**
  * Runs a node's work so that it never throws under either Continue setting. There, n8n answers a node
@@ -20,11 +17,9 @@ export async function continuingSafely(
 	try {
 		return await run();
 	} catch (error) {
-		const nodeError =
-			error instanceof NodeOperationError || error instanceof NodeApiError
-				? error
-				: new NodeOperationError(context.getNode(), error as Error);
-		if (!context.continueOnFail()) throw nodeError;
-		return failedOutputs(nodeError);
+		// The node's edge: whatever the work threw becomes n8n's error here, and only here.
+		const failure = nodeError(context.getNode(), error);
+		if (!context.continueOnFail()) throw failure;
+		return failedOutputs(failure);
 	}
 }

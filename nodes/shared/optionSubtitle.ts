@@ -1,5 +1,7 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import { DescriptionError } from './packageError';
+
 /**
  * A node subtitle naming the option chosen in the options parameter `name` as the panel lists it
  * (Retry Later), not by the internal value `$parameter` holds (retryLater). Built from the options
@@ -10,7 +12,8 @@ export function optionSubtitle(
 	name: string,
 ): `={{${string}}}` {
 	const property = properties.find((candidate) => candidate.name === name);
-	if (property?.type !== 'options') throw new Error(`No options parameter ${name} to name`);
+	if (property?.type !== 'options')
+		throw new DescriptionError(`No options parameter ${name} to name`);
 	const chosen = `$parameter.${name}`;
 	// `$parameter.x === "a" ? "A" : …`, ending in the value itself for an option this list lacks.
 	const named = (property.options as INodePropertyOptions[])

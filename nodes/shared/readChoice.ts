@@ -1,4 +1,6 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { ChoiceError } from './packageError';
 
 /**
  * The values an options parameter offers, from every property that declares it (one name may be declared
@@ -44,8 +46,7 @@ export function readChoice<T extends string>(
 	const value: unknown = context.getNodeParameter(path, index, fallback);
 	const offered = offeredOnce(properties, path);
 	if (typeof value === 'string' && offered.includes(value)) return value as T;
-	throw new NodeOperationError(
-		context.getNode(),
+	throw new ChoiceError(
 		`Parameter "${path}" is ${JSON.stringify(value)}, which this node does not offer; one of ${offered.join(', ')}`,
 		{ itemIndex: index },
 	);

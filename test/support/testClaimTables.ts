@@ -17,6 +17,11 @@ import {
 	type SettleRequest,
 } from '../../nodes/Idempotency/store/claims/settleKeys';
 import { tableRef } from '../../nodes/Idempotency/store/table/tableRef';
+import {
+	advanceWatermark,
+	type WatermarkKind,
+} from '../../nodes/Idempotency/store/watermark/advanceWatermark';
+import { watermarkRef } from '../../nodes/Idempotency/store/watermark/watermarkTable';
 import { poolFor } from '../../nodes/Idempotency/transport/poolRegistry';
 import { HASH_PARTITIONED_DDL, LAYOUT_COLUMNS, ORIGINAL_LAYOUT_DDL } from './claimTableSql';
 import { testCredentials, uniqueTableName } from './database';
@@ -110,4 +115,20 @@ export async function releaseKeys(
 	requests: SettleRequest[],
 ): Promise<boolean[]> {
 	return (await releaseClaims(table, requests)).map(({ state }) => state === 'released');
+}
+
+/** Gives `scope` a watermark of `kind` beside the claim table (its table made when missing). */
+export async function markScope(
+	table: ClaimTable,
+	scope: string,
+	kind: WatermarkKind,
+	value: string,
+): Promise<void> {
+	await advanceWatermark(table.pool, watermarkRef(table.ref), {
+		scope,
+		kind,
+		values: [value],
+		claimId: newClaimId(),
+		createIfMissing: true,
+	});
 }

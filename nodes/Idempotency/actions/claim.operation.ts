@@ -1,9 +1,4 @@
-import {
-	NodeOperationError,
-	type IDataObject,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { claimProperties, MAX_WAIT_SECONDS } from '../descriptions/claimProperties';
 import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
@@ -21,6 +16,7 @@ import type { ClaimMode, ClaimOutcome, ClaimRequest } from '../store/record/clai
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import { LEASE_CLAIM_COLUMNS } from '../store/table/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
+import { itemFailure } from '../../shared/nodeError';
 import { readChoice } from '../../shared/readChoice';
 import { readRawBody } from '../../shared/rawBody';
 import { newClaimId } from '../store/record/claimId';
@@ -50,34 +46,25 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 	const mode = readChoice<ClaimMode>(this, claimProperties, 'claimMode', 0, 'once');
 	let leaseSeconds = 0;
 	let waitSeconds = 0;
-	try {
-		if (mode === 'lease') {
-			leaseSeconds = readNumber(this.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', {
-				min: 1,
-				max: LONGEST_DURATION_SECONDS,
-			});
-			waitSeconds = readNumber(
-				this.getNodeParameter('waitSeconds', 0, 0),
-				'Wait for Running Claim (Seconds)',
-				{ min: 0, max: MAX_WAIT_SECONDS },
-			);
-		}
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
+	if (mode === 'lease') {
+		leaseSeconds = readNumber(this.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', {
+			min: 1,
+			max: LONGEST_DURATION_SECONDS,
+		});
+		waitSeconds = readNumber(
+			this.getNodeParameter('waitSeconds', 0, 0),
+			'Wait for Running Claim (Seconds)',
+			{ min: 0, max: MAX_WAIT_SECONDS },
+		);
 	}
-	let keptEvent: KeptEventReader | undefined;
+	const keptEvent: KeptEventReader | undefined = mode === 'lease' ? readKeptEvent(this) : undefined;
 	let maxAttempts: number | undefined;
-	try {
-		keptEvent = mode === 'lease' ? readKeptEvent(this) : undefined;
-		if (keptEvent) {
-			maxAttempts = readNumber(
-				this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),
-				'Max Attempts',
-				{ min: 1, max: 1000, integer: true },
-			);
-		}
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
+	if (keptEvent) {
+		maxAttempts = readNumber(
+			this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),
+			'Max Attempts',
+			{ min: 1, max: 1000, integer: true },
+		);
 	}
 	const ref = readTableRef(this);
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
@@ -112,9 +99,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 			derivedKeys.push(derived);
 			indexes.push(index);
 		} catch (error) {
-			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!this.continueOnFail())
-				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			const message = itemFailure(this, error, index);
 			// Too large to keep is a setting to raise (answer 5xx, the sender retries); anything else is the delivery's.
 			const kind =
 				error instanceof EventSizeError || error instanceof SettingError

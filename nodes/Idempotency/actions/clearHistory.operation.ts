@@ -1,5 +1,6 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { SettingError } from '../errors';
 import { checkScope, scopePrefix } from '../key/scope';
 import { clearScope } from '../store/claims/clearScope';
 import { watermarkRef } from '../store/watermark/watermarkTable';
@@ -16,14 +17,8 @@ import { readTableRef } from './parameters/readTableRef';
 export async function executeClearHistory(
 	this: IExecuteFunctions,
 ): Promise<INodeExecutionData[][]> {
-	let scope: string;
-	let batchSize: number;
-	try {
-		scope = readClearScope(this.getNodeParameter('clearScope', 0, ''));
-		batchSize = readBatchSize(this);
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
-	}
+	const scope = readClearScope(this.getNodeParameter('clearScope', 0, ''));
+	const batchSize = readBatchSize(this);
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
 	const items = this.getInputData();
@@ -63,7 +58,7 @@ export async function executeClearHistory(
 function readClearScope(value: unknown): string {
 	const scope = String(value ?? '').trim();
 	if (scope === '') {
-		throw new Error(
+		throw new SettingError(
 			'Scope is empty. Clear Deduplication History deletes one scope and never a whole table: give the scope (to delete keys by age, use Purge)',
 		);
 	}

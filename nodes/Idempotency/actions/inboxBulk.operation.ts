@@ -1,4 +1,4 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { inboxBulkProperties } from '../descriptions/inboxBulkProperties';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
@@ -29,14 +29,8 @@ export async function executeInboxBulk(
 	operation: BulkOperation,
 ): Promise<INodeExecutionData[][]> {
 	const state = readChoice<EventState>(this, inboxBulkProperties, 'eventState', 0, 'dead');
-	let filter: EventFilter;
-	let batchSize: number;
-	try {
-		filter = readEventFilter(this, state);
-		batchSize = readBatchSize(this);
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
-	}
+	const filter: EventFilter = readEventFilter(this, state);
+	const batchSize = readBatchSize(this);
 	const dryRun = this.getNodeParameter('dryRun', 0, false) === true;
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);

@@ -1,4 +1,4 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import { purgeKeys } from '../store/claims/purgeKeys';
@@ -11,17 +11,13 @@ import { readTableRef } from './parameters/readTableRef';
 
 /** Runs once per execution, whatever the number of input items, and reports what it removed. */
 export async function executePurge(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	let olderThanDays: number;
-	let batchSize: number;
 	const includeDeadLetters = this.getNodeParameter('includeDeadLetters', 0, false) === true;
-	try {
-		olderThanDays = readNumber(this.getNodeParameter('olderThanDays', 0, 30), 'Older Than (Days)', {
-			min: 0,
-		});
-		batchSize = readBatchSize(this);
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
-	}
+	const olderThanDays = readNumber(
+		this.getNodeParameter('olderThanDays', 0, 30),
+		'Older Than (Days)',
+		{ min: 0 },
+	);
+	const batchSize = readBatchSize(this);
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
 	// Read afresh: a cached picture that predates the event table would not know which claims keep events.

@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { MappedValueError } from '../errors';
 import { idValueToString } from '../key/deriveKey';
 import {
 	KEPT_EVENT_UPDATE_NEEDS,
@@ -18,7 +19,8 @@ export async function executeRequeue(this: IExecuteFunctions): Promise<INodeExec
 	const items = this.getInputData();
 	const { read: keys, failed: out } = readEachItem(this, (index) => {
 		const key = idValueToString(this.getNodeParameter('key', index), 'the key');
-		if (key === undefined) throw new Error("the key is empty: give the dead letter's key");
+		if (key === undefined)
+			throw new MappedValueError("the key is empty: give the dead letter's key");
 		return { key };
 	});
 	if (keys.length === 0) return [out];

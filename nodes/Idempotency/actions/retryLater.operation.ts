@@ -1,7 +1,9 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { itemFailure } from '../../shared/nodeError';
 import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
 import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
+import { MappedValueError, NoKeptEventError } from '../errors';
 import { idValueToString } from '../key/deriveKey';
 import {
 	KEPT_EVENT_UPDATE_NEEDS,
@@ -36,30 +38,24 @@ function storableText(text: string, maxUnits: number): string {
  */
 export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
-	let maxAttempts: number;
-	let backoff: Backoff;
-	try {
-		maxAttempts = readNumber(
-			this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),
-			'Max Attempts',
-			{ min: 1, max: 1000, integer: true },
-		);
-		const read = (name: keyof Backoff, label: string, limits: { min: number; max?: number }) =>
-			readNumber(this.getNodeParameter(`backoff.${name}`, 0, INBOX_DEFAULTS[name]), label, limits);
-		backoff = {
-			baseSeconds: read('baseSeconds', 'Base (Seconds)', { min: 0, max: LONGEST_DURATION_SECONDS }),
-			factor: read('factor', 'Factor', { min: 1 }),
-			capSeconds: read('capSeconds', 'Cap (Seconds)', { min: 0, max: LONGEST_DURATION_SECONDS }),
-			jitter: read('jitter', 'Jitter', { min: 0, max: 1 }),
-		};
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
-	}
+	const maxAttempts = readNumber(
+		this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),
+		'Max Attempts',
+		{ min: 1, max: 1000, integer: true },
+	);
+	const read = (name: keyof Backoff, label: string, limits: { min: number; max?: number }) =>
+		readNumber(this.getNodeParameter(`backoff.${name}`, 0, INBOX_DEFAULTS[name]), label, limits);
+	const backoff: Backoff = {
+		baseSeconds: read('baseSeconds', 'Base (Seconds)', { min: 0, max: LONGEST_DURATION_SECONDS }),
+		factor: read('factor', 'Factor', { min: 1 }),
+		capSeconds: read('capSeconds', 'Cap (Seconds)', { min: 0, max: LONGEST_DURATION_SECONDS }),
+		jitter: read('jitter', 'Jitter', { min: 0, max: 1 }),
+	};
 	const { read: requests, failed: out } = readEachItem(this, (index): RetryLaterRequest => {
 		const key = idValueToString(this.getNodeParameter('key', index), 'the key');
 		const claimId = idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID');
 		if (key === undefined || claimId === undefined)
-			throw new Error(
+			throw new MappedValueError(
 				"the key or the Claim ID is empty: map idempotency.key and idempotency.claimId from the Idempotency Claim node's New output (or from Take Due Events)",
 			);
 		const error = storableText(
@@ -85,10 +81,12 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 	requests.forEach((request, position) => {
 		const { state, attempts, dueAt } = results[position];
 		if (state === 'no_event') {
-			const message = `Item ${request.index}: the claim of "${request.key}" keeps no event, so there is nothing to retry from Postgres: turn on Keep Event on the Idempotency Claim node (Claim With Lease), or use Release`;
-			if (!this.continueOnFail())
-				throw new NodeOperationError(this.getNode(), message, { itemIndex: request.index });
-			out.push(failedItem(message, 'configuration', request.index));
+			const noEvent = new NoKeptEventError(
+				`the claim of "${request.key}" keeps no event, so there is nothing to retry from Postgres: turn on Keep Event on the Idempotency Claim node (Claim With Lease), or use Release`,
+			);
+			out.push(
+				failedItem(itemFailure(this, noEvent, request.index), 'configuration', request.index),
+			);
 			return;
 		}
 		out.push({

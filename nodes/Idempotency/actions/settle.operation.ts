@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { MappedValueError } from '../errors';
 import { idValueToString } from '../key/deriveKey';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import {
@@ -28,13 +29,13 @@ export async function executeSettle(
 	const { read: requests, failed: out } = readEachItem(this, (index): SettleRequest => {
 		const key = idValueToString(this.getNodeParameter('key', index), 'the key');
 		if (key === undefined)
-			throw new Error(
+			throw new MappedValueError(
 				'the key is empty; map it from the claim node, e.g. {{ $json.idempotency.key }}',
 			);
 		const claimId =
 			idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID') ?? null;
 		if (operation === 'release' && claimId === null) {
-			throw new Error(
+			throw new MappedValueError(
 				'the Claim ID is empty. Release deletes a claim only for the execution that holds it: map idempotency.claimId from ' +
 					"the Idempotency Claim node's New output (Duplicate and Mismatch items hold no claim)",
 			);

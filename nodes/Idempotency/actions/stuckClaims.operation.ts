@@ -1,4 +1,4 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import { listDeadLetters } from '../store/inbox/inbox';
@@ -16,22 +16,16 @@ import { readTableRef } from './parameters/readTableRef';
  * one summary item before them. Runs once per execution, whatever the input.
  */
 export async function executeListStuck(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	let stuckAfterMinutes: number;
-	let maxKeys: number;
-	try {
-		stuckAfterMinutes = readNumber(
-			this.getNodeParameter('stuckAfterMinutes', 0, 60),
-			'First Seen More Than (Minutes) Ago',
-			{ min: 0 },
-		);
-		maxKeys = readNumber(this.getNodeParameter('maxKeys', 0, 1000), 'Max Keys', {
-			min: 1,
-			max: 100000,
-			integer: true,
-		});
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
-	}
+	const stuckAfterMinutes = readNumber(
+		this.getNodeParameter('stuckAfterMinutes', 0, 60),
+		'First Seen More Than (Minutes) Ago',
+		{ min: 0 },
+	);
+	const maxKeys = readNumber(this.getNodeParameter('maxKeys', 0, 1000), 'Max Keys', {
+		min: 1,
+		max: 100000,
+		integer: true,
+	});
 	const includeSummary = this.getNodeParameter('includeSummary', 0, false) as boolean;
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);

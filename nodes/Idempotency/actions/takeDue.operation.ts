@@ -1,9 +1,4 @@
-import {
-	NodeOperationError,
-	type IDataObject,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { readWebhookBody } from '../../shared/body/webhookBody';
 import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
@@ -31,30 +26,22 @@ import { readTableRef } from './parameters/readTableRef';
  * it unchanged. Runs once per execution, whatever the input.
  */
 export async function executeTakeDue(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	let maxEvents: number;
-	let leaseSeconds: number;
-	let maxAttempts: number;
-	let scope: string | null;
-	try {
-		maxEvents = readNumber(
-			this.getNodeParameter('maxEvents', 0, INBOX_DEFAULTS.maxEvents),
-			'Max Events',
-			{ min: 1, max: 10000, integer: true },
-		);
-		leaseSeconds = readNumber(
-			this.getNodeParameter('leaseSeconds', 0, INBOX_DEFAULTS.leaseSeconds),
-			'Lease (Seconds)',
-			{ min: 1, max: LONGEST_DURATION_SECONDS },
-		);
-		maxAttempts = readNumber(
-			this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),
-			'Max Attempts',
-			{ min: 1, max: 1000, integer: true },
-		);
-		scope = readOptionalScope(this.getNodeParameter('scope', 0, ''));
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
-	}
+	const maxEvents = readNumber(
+		this.getNodeParameter('maxEvents', 0, INBOX_DEFAULTS.maxEvents),
+		'Max Events',
+		{ min: 1, max: 10000, integer: true },
+	);
+	const leaseSeconds = readNumber(
+		this.getNodeParameter('leaseSeconds', 0, INBOX_DEFAULTS.leaseSeconds),
+		'Lease (Seconds)',
+		{ min: 1, max: LONGEST_DURATION_SECONDS },
+	);
+	const maxAttempts = readNumber(
+		this.getNodeParameter('maxAttempts', 0, INBOX_DEFAULTS.maxAttempts),
+		'Max Attempts',
+		{ min: 1, max: 1000, integer: true },
+	);
+	const scope = readOptionalScope(this.getNodeParameter('scope', 0, ''));
 	const credentials = await readCredentials(this);
 	const needs: TableNeeds = {
 		createIfMissing: false,

@@ -1,5 +1,6 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { itemMessage, nodeError } from '../../shared/nodeError';
 import type { KeepItemsWhere } from '../descriptions/polledItemProperties';
 import { advanceWatermark, type WatermarkOutcome } from '../store/watermark/advanceWatermark';
 import { checkScopeKeeps } from '../store/claims/scopeHistory';
@@ -19,6 +20,7 @@ const KINDS: Record<Exclude<KeepItemsWhere, 'new'>, MarkKind> = { higher: 'numbe
 
 interface Problem {
 	index: number;
+	error: unknown;
 	message: string;
 }
 
@@ -54,7 +56,7 @@ export async function executeWatermark(
 			scope = readScope(this, index);
 			values.push(markValue(readDedupeValue(this, index), kind, timeZone));
 		} catch (error) {
-			problems.push({ index, message: `Item ${index}: ${(error as Error).message}` });
+			problems.push({ index, error, message: itemMessage(index, error) });
 		}
 	}
 	if (problems.length > 0) return refuseBatch(this, items, problems, outputs);
@@ -119,7 +121,10 @@ function refuseBatch(
 ): INodeExecutionData[][] {
 	const [first] = problems;
 	if (!continuesOnErrorOutput(context))
-		throw new NodeOperationError(context.getNode(), first.message, { itemIndex: first.index });
+		throw nodeError(context.getNode(), first.error, {
+			message: first.message,
+			itemIndex: first.index,
+		});
 	const byIndex = new Map(problems.map((problem) => [problem.index, problem.message]));
 	const reason = first.message.replace(/^Item \d+: /, '');
 	const waiting = `not compared, because item ${first.index} could not be (${reason}); the watermark did not move, so the next poll brings this item again`;

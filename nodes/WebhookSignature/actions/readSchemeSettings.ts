@@ -1,5 +1,6 @@
-import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { messageOf, nodeError } from '../../shared/nodeError';
 import type { HmacAlgorithm } from '../signature/hmac';
 import type { SchemeSettings } from '../signature/schemes';
 import { SignatureConfigError } from '../signature/verdict';
@@ -18,7 +19,11 @@ export function readParameter<T>(
 	try {
 		return context.getNodeParameter(name, index, fallback) as T;
 	} catch (error) {
-		throw new NodeOperationError(context.getNode(), `${label}: ${(error as Error).message}`);
+		// n8n's own error (an expression that fails), named by the field it was reading.
+		throw nodeError(context.getNode(), error, {
+			message: `${label}: ${messageOf(error)}`,
+			itemIndex: index,
+		});
 	}
 }
 

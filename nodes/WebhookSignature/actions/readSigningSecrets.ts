@@ -1,7 +1,8 @@
-import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { messageOf, nodeError } from '../../shared/nodeError';
 import { unusableSecret } from '../signature/secrets';
-import type { SigningSecrets } from '../signature/verdict';
+import { SignatureConfigError, type SigningSecrets } from '../signature/verdict';
 
 const SIGNING_SECRET_CREDENTIAL = 'idempotencyWebhookSigningApi';
 
@@ -14,18 +15,17 @@ export async function readSigningSecrets(context: IExecuteFunctions): Promise<Si
 	try {
 		credentials = await context.getCredentials(SIGNING_SECRET_CREDENTIAL);
 	} catch (error) {
-		throw new NodeOperationError(
-			context.getNode(),
-			`The Webhook Signing Secret credential could not be read: ${(error as Error).message}`,
-		);
+		// n8n's own error, told as the credential's.
+		throw nodeError(context.getNode(), error, {
+			message: `The Webhook Signing Secret credential could not be read: ${messageOf(error)}`,
+		});
 	}
 	const current = typeof credentials.secret === 'string' ? credentials.secret : '';
 	const previous = typeof credentials.previousSecret === 'string' ? credentials.previousSecret : '';
 	const secrets = previous === '' ? { current } : { current, previous };
 	const unusable = unusableSecret(secrets);
 	if (unusable)
-		throw new NodeOperationError(
-			context.getNode(),
+		throw new SignatureConfigError(
 			`The Webhook Signing Secret credential has no secret: ${unusable}`,
 		);
 	return secrets;

@@ -1,6 +1,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import type { SignatureVerdict } from '../signature/verdict';
+import { messageOf } from '../../shared/nodeError';
 
 /**
  * A Valid item carries only what the signature covers besides the unsigned request metadata n8n adds
@@ -43,6 +44,6 @@ export function configurationVerdict(scheme: string, error: unknown): SignatureV
 		valid: false,
 		scheme,
 		reason: 'configuration_error',
-		message: (error as Error)?.message ?? String(error),
+		message: messageOf(error),
 	};
 }

@@ -1,4 +1,4 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { readSignedBody } from '../../shared/body/signedBody';
 import { headerValue } from '../../shared/headerValue';
@@ -8,6 +8,7 @@ import { readParameter, readSchemeSettings } from './readSchemeSettings';
 import { readSigningSecrets } from './readSigningSecrets';
 import { configurationVerdict, invalidItem, validItem } from './verdictItems';
 import { continuingSafely } from '../../shared/continuingSafely';
+import { itemFailure } from '../../shared/nodeError';
 import { readRawBody } from '../../shared/rawBody';
 
 /** Output indexes of the Webhook Signature node. */
@@ -72,9 +73,7 @@ async function verifyItems(
 			);
 		} catch (error) {
 			// A setting that verifies nothing (bad secret format, no public URL): never Valid.
-			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!context.continueOnFail())
-				throw new NodeOperationError(context.getNode(), message, { itemIndex: index });
+			itemFailure(context, error, index);
 			outputs[INVALID_OUTPUT].push(invalidItem(item, index, configurationVerdict(scheme, error)));
 		}
 	}

@@ -1,11 +1,8 @@
-import {
-	NodeOperationError,
-	type IDataObject,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import type { Pool, PoolClient } from 'pg';
 
+import { itemFailure } from '../../../shared/nodeError';
+import { MappedValueError } from '../../errors';
 import { idValueToString, storableKeyValue } from '../../key/deriveKey';
 import { BURST_ITEM_KEY_PREFIX } from '../../key/scope';
 import { awaitBurstEnd } from '../../store/bursts/awaitBurstEnd';
@@ -51,20 +48,18 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 	for (let index = 0; index < items.length; index++) {
 		try {
 			const value = idValueToString(this.getNodeParameter('burstKey', index), 'the burst key');
-			if (value === undefined) throw new Error('the burst key is empty');
+			if (value === undefined) throw new MappedValueError('the burst key is empty');
 			const key = storableKeyValue(value);
 			let itemKey: string | undefined;
 			if (deduplicates) {
 				const id = idValueToString(this.getNodeParameter('options.itemId', index), 'the item ID');
-				if (id === undefined) throw new Error('the item ID is empty');
+				if (id === undefined) throw new MappedValueError('the item ID is empty');
 				// Unambiguous whatever the key and the ID contain.
 				itemKey = `${BURST_ITEM_KEY_PREFIX}:${storableKeyValue(JSON.stringify([key, id]))}`;
 			}
 			keyed.push({ index, key, itemKey });
 		} catch (error) {
-			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!this.continueOnFail())
-				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
+			const message = itemFailure(this, error, index);
 			outputs[failedOutput(this)].push(failedItem(message, 'bad_delivery', index));
 		}
 	}

@@ -1,4 +1,4 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { burstTables, withBurstTables } from '../../store/bursts/burstTables';
 import { dropEmptyWindows, takeDueBursts, withItems } from '../../store/bursts/takeBursts';
@@ -19,17 +19,12 @@ import { readLeaseMs } from './readBurstRules';
  */
 export async function executeFlush(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const leaseMs = readLeaseMs(this);
-	let limit: number;
 	const keyPrefix = String(this.getNodeParameter('burstKeyPrefix', 0, '') ?? '');
-	try {
-		limit = readNumber(this.getNodeParameter('maxBursts', 0, 100), 'Max Bursts', {
-			min: 1,
-			max: 1000,
-			integer: true,
-		});
-	} catch (error) {
-		throw new NodeOperationError(this.getNode(), (error as Error).message);
-	}
+	const limit = readNumber(this.getNodeParameter('maxBursts', 0, 100), 'Max Bursts', {
+		min: 1,
+		max: 1000,
+		integer: true,
+	});
 	const tables = burstTables(readTableRef(this));
 	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
 	const credentials = await readCredentials(this);

@@ -1,4 +1,4 @@
-import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 
 import {
 	burstProperties,
@@ -13,33 +13,23 @@ import { readNumber } from '../parameters/readNumber';
 /** Collect's rules, read once per execution (one execution collects under one set of rules). */
 export function readBurstRules(context: IExecuteFunctions): BurstRules {
 	const edge = readChoice<BurstEdge>(context, burstProperties, 'edge', 0, 'trailing');
-	try {
-		const seconds = (name: string, label: string, max?: number) =>
-			Math.round(readNumber(context.getNodeParameter(name, 0), label, { min: 0.01, max }) * 1000);
-		const quietMs = seconds('quietSeconds', 'Quiet Period (Seconds)', LONGEST_DURATION_SECONDS);
-		const maxWaitMs = seconds('maxWaitSeconds', 'Max Wait (Seconds)', MAX_WAIT_LIMIT_SECONDS);
-		const maxItems = readNumber(context.getNodeParameter('maxItems', 0), 'Max Items', {
-			min: 1,
-			max: MAX_ITEMS_LIMIT,
-			integer: true,
-		});
-		return { edge, quietMs, maxWaitMs, maxItems, leaseMs: readLeaseMs(context) };
-	} catch (error) {
-		throw error instanceof NodeOperationError
-			? error
-			: new NodeOperationError(context.getNode(), (error as Error).message);
-	}
+	const seconds = (name: string, label: string, max?: number) =>
+		Math.round(readNumber(context.getNodeParameter(name, 0), label, { min: 0.01, max }) * 1000);
+	const quietMs = seconds('quietSeconds', 'Quiet Period (Seconds)', LONGEST_DURATION_SECONDS);
+	const maxWaitMs = seconds('maxWaitSeconds', 'Max Wait (Seconds)', MAX_WAIT_LIMIT_SECONDS);
+	const maxItems = readNumber(context.getNodeParameter('maxItems', 0), 'Max Items', {
+		min: 1,
+		max: MAX_ITEMS_LIMIT,
+		integer: true,
+	});
+	return { edge, quietMs, maxWaitMs, maxItems, leaseMs: readLeaseMs(context) };
 }
 
 /** Lease (Seconds), in milliseconds: Collect's and Flush Due Bursts'. */
 export function readLeaseMs(context: IExecuteFunctions): number {
-	try {
-		const lease = readNumber(context.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', {
-			min: 1,
-			max: LONGEST_DURATION_SECONDS,
-		});
-		return Math.round(lease * 1000);
-	} catch (error) {
-		throw new NodeOperationError(context.getNode(), (error as Error).message);
-	}
+	const lease = readNumber(context.getNodeParameter('leaseSeconds', 0, 300), 'Lease (Seconds)', {
+		min: 1,
+		max: LONGEST_DURATION_SECONDS,
+	});
+	return Math.round(lease * 1000);
 }

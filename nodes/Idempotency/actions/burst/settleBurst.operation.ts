@@ -1,5 +1,7 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { itemFailure } from '../../../shared/nodeError';
+import { MappedValueError } from '../../errors';
 import { idValueToString } from '../../key/deriveKey';
 import { burstTables, withBurstTables } from '../../store/bursts/burstTables';
 import { settleBursts, type BurstClaim } from '../../store/bursts/settleBursts';
@@ -28,20 +30,17 @@ export async function executeSettleBurst(
 		try {
 			const burstId = idValueToString(this.getNodeParameter('burstId', index), 'the burst ID');
 			if (burstId === undefined || !BURST_ID.test(burstId) || BigInt(burstId) > MAX_BURST_ID)
-				throw new Error(
+				throw new MappedValueError(
 					`the burst ID is ${burstId === undefined ? 'empty' : `"${burstId}"`}; map burst.id from the Collect or Flush Due Bursts output`,
 				);
 			const claimId = idValueToString(this.getNodeParameter('claimId', index), 'the claim ID');
 			if (claimId === undefined)
-				throw new Error(
+				throw new MappedValueError(
 					'the claim ID is empty; map burst.claimId from the Collect or Flush Due Bursts output',
 				);
 			claims.push({ index, burstId, claimId });
 		} catch (error) {
-			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!this.continueOnFail())
-				throw new NodeOperationError(this.getNode(), message, { itemIndex: index });
-			out.push(failedItem(message, 'configuration', index));
+			out.push(failedItem(itemFailure(this, error, index), 'configuration', index));
 		}
 	}
 	if (claims.length === 0) return [out];

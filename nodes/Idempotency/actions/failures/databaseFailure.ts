@@ -1,5 +1,6 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { messageOf, nodeError } from '../../../shared/nodeError';
 import { describeConnectionError } from '../../transport/describeConnectionError';
 import type { PostgresCredentials } from '../../transport/postgresCredentials';
 
@@ -16,12 +17,9 @@ export function databaseFailure(
 	regularOutputIsSafe = false,
 ): INodeExecutionData[] {
 	const message = describeConnectionError(error, credentials);
-	if (!continuesOnErrorOutput(context, regularOutputIsSafe)) {
-		const detail = (error as Error)?.message;
-		throw new NodeOperationError(context.getNode(), message, {
-			description: detail === message ? undefined : detail,
-		});
-	}
+	// The driver's own text goes under the message (n8n drops it when it says the same).
+	if (!continuesOnErrorOutput(context, regularOutputIsSafe))
+		throw nodeError(context.getNode(), error, { message, description: messageOf(error) });
 	return itemIndexes.map((index) => failedItem(message, 'database', index));
 }
 

@@ -1,5 +1,6 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { itemFailure } from '../../../shared/nodeError';
 import { failedItem } from '../failures/databaseFailure';
 
 /**
@@ -19,10 +20,7 @@ export function readEachItem<T>(
 		try {
 			result.push({ ...read(index), index });
 		} catch (error) {
-			const message = `Item ${index}: ${(error as Error).message}`;
-			if (!context.continueOnFail())
-				throw new NodeOperationError(context.getNode(), message, { itemIndex: index });
-			failed.push(failedItem(message, 'configuration', index));
+			failed.push(failedItem(itemFailure(context, error, index), 'configuration', index));
 		}
 	}
 	return { read: result, failed };

@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { SettingError } from '../../errors';
 import { readOptionalScope } from '../../key/scope';
 import type { EventFilter, EventState } from '../../store/inbox/inboxFilter';
 import { readDate } from '../../watermark/readDate';
@@ -36,14 +37,14 @@ function readTime(value: unknown, label: string): string | undefined {
 	if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
 	const iso = (value as { toISO?: unknown }).toISO;
 	const text = typeof iso === 'function' ? String(iso.call(value)) : value;
-	if (typeof text !== 'string') throw new Error(`${label} is not a date`);
+	if (typeof text !== 'string') throw new SettingError(`${label} is not a date`);
 	const instant = readDate(text.trim(), 'UTC');
 	if (!instant)
-		throw new Error(
+		throw new SettingError(
 			`${label} is "${text}", which is not a date (give ISO 8601 such as 2024-08-09T13:44:16Z)`,
 		);
 	if ('invalid' in instant)
-		throw new Error(`${label} is "${text}", which is not a valid date: ${instant.invalid}`);
+		throw new SettingError(`${label} is "${text}", which is not a valid date: ${instant.invalid}`);
 	const fraction = instant.fraction === '' ? '' : `.${instant.fraction}`;
 	return `${new Date(instant.utcMs).toISOString().slice(0, 19)}${fraction}Z`;
 }

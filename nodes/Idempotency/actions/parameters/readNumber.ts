@@ -1,3 +1,5 @@
+import { SettingError } from '../../errors';
+
 /**
  * A number parameter as n8n may hand it over: a number, or text when the field holds an expression
  * ("30" from `{{ "30" }}`). Anything else is refused with the field's name and what it got.
@@ -12,13 +14,13 @@ export function readNumber(
 	const range = rule.max === undefined ? `${rule.min} or more` : `from ${rule.min} to ${rule.max}`;
 	const wanted = `${rule.integer ? 'a whole number' : 'a number'} ${range}`;
 	if (typeof number !== 'number' || !Number.isFinite(number))
-		throw new Error(`${label} must be ${wanted}, got ${shown}`);
+		throw new SettingError(`${label} must be ${wanted}, got ${shown}`);
 	if (
 		number < rule.min ||
 		(rule.max !== undefined && number > rule.max) ||
 		(rule.integer && !Number.isInteger(number))
 	) {
-		throw new Error(`${label} must be ${wanted}, got ${shown}`);
+		throw new SettingError(`${label} must be ${wanted}, got ${shown}`);
 	}
 	return number;
 }

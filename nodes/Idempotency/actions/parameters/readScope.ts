@@ -1,6 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { claimProperties } from '../../descriptions/claimProperties';
+import { UnsavedWorkflowError } from '../../errors';
 import type { KeyRule } from '../../key/keyRule';
 import { readChoice } from '../../../shared/readChoice';
 
@@ -62,6 +63,8 @@ function scopeOption(context: IExecuteFunctions, index: number): string {
 function nodeScope(context: IExecuteFunctions): string {
 	const workflowId = context.getWorkflow().id;
 	if (!workflowId)
-		throw new Error('a polled item without a Scope is kept per node: save the workflow first');
+		throw new UnsavedWorkflowError(
+			'a polled item without a Scope is kept per node: save the workflow first',
+		);
 	return `${workflowId}/${context.getNode().id}`;
 }

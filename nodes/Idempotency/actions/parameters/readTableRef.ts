@@ -1,4 +1,4 @@
-import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { DEFAULT_SCHEMA, DEFAULT_TABLE } from '../../descriptions/tableOptions';
 import { tableRef, type TableRef } from '../../store/table/tableRef';
@@ -7,9 +7,5 @@ import { tableRef, type TableRef } from '../../store/table/tableRef';
 export function readTableRef(context: IExecuteFunctions): TableRef {
 	const schema = context.getNodeParameter('options.schema', 0, DEFAULT_SCHEMA) as string;
 	const table = context.getNodeParameter('options.table', 0, DEFAULT_TABLE) as string;
-	try {
-		return tableRef(schema, table);
-	} catch (error) {
-		throw new NodeOperationError(context.getNode(), (error as Error).message);
-	}
+	return tableRef(schema, table);
 }

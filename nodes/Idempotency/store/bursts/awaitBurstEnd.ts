@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 
+import { CancelledError } from '../../errors';
 import { TAKEN_COLUMNS, type TakenRow } from './burstRecord';
 import { fillSignal } from './burstSignals';
 import { burstStatement, runStatement } from './burstStatements';
@@ -65,7 +66,8 @@ export async function awaitBurstEnd(
 		if (rows.length === 0) return undefined;
 		const [row] = rows;
 		if (row.ended) return row;
-		if (cancelled?.aborted) throw new Error('the execution was cancelled while its burst was open');
+		if (cancelled?.aborted)
+			throw new CancelledError('the execution was cancelled while its burst was open');
 		const signal = fillSignal(tables.bursts, burstId);
 		await Promise.race([
 			sleep(Math.min(LONGEST_GAP_MS, Math.ceil(row.wait_ms) + AFTER_END_MS)),
