@@ -4,6 +4,7 @@ import { ClaimError } from '../../errors';
 import { claimStatement } from '../claims/claimSql';
 import { readSingleAnswer } from '../record/claimState';
 import { storedClaimId } from '../record/storedValues';
+import { inTransaction } from '../statements/inTransaction';
 import { namedStatement, queryStatement } from '../statements/namedStatements';
 import { withTransientRetry, type RetryBudget } from '../statements/transientErrors';
 import type { ClaimTable } from '../table/claimTable';
@@ -183,21 +184,6 @@ async function claimedOnce(
 	throw new ClaimError(
 		`the item ID "${itemKey}" kept changing under every claim of it; nothing was collected, try again`,
 	);
-}
-
-/** Runs `work` in a transaction on `client`; rolled back when it fails. */
-async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
-	await client.query('BEGIN');
-	let committed = false;
-	try {
-		const value = await work();
-		await client.query('COMMIT');
-		committed = true;
-		return value;
-	} finally {
-		// A connection that cannot even roll back is broken; the error that broke it is the one to report.
-		if (!committed) await client.query('ROLLBACK').catch(() => undefined);
-	}
 }
 
 /** Collects one item (its JSON text) under its key on `client`: one statement, rarely more. */
