@@ -9,7 +9,7 @@ import { idValueToString, storableKeyValue } from '../../key/deriveKey';
 import { BURST_ITEM_KEY_PREFIX } from '../../key/scope';
 import type { Burst } from '../../store/bursts/burstRecord';
 import { burstTables, withBurstTables } from '../../store/bursts/burstTables';
-import { collectItem } from '../../store/bursts/collectItem';
+import { collectItem, type Collected } from '../../store/bursts/collectItem';
 import { takeHeldBursts, type HeldBurst } from '../../store/bursts/takeHeldBursts';
 import { signalSettled } from '../../store/claims/settleSignals';
 import { openClaimTable } from '../../store/table/claimTable';
@@ -123,7 +123,7 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 function joinedItem(
 	source: INodeExecutionData,
 	key: string,
-	collected: HeldBurst['collected'],
+	collected: Collected,
 	index: number,
 	takenOver = false,
 ): INodeExecutionData {
