@@ -368,10 +368,8 @@ describe('a holder that died loses nothing', () => {
 		await withBurstTables(pool, tables, true, () =>
 			collectItem(
 				pool,
-				undefined,
 				tables,
-				chat,
-				JSON.stringify(message(chat, 0).json),
+				{ key: chat, itemJson: JSON.stringify(message(chat, 0).json) },
 				'dead-holder',
 				rules,
 			),

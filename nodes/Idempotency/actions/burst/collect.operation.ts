@@ -1,17 +1,15 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import type { Pool, PoolClient } from 'pg';
 
 import { itemFailure } from '../../../shared/nodeError';
 import { MappedValueError } from '../../errors';
 import { idValueToString, storableKeyValue } from '../../key/deriveKey';
 import { BURST_ITEM_KEY_PREFIX } from '../../key/scope';
-import { awaitBurstEnd } from '../../store/bursts/awaitBurstEnd';
 import type { Burst } from '../../store/bursts/burstRecord';
-import { signalFilled } from '../../store/bursts/burstSignals';
-import { burstTables, withBurstTables, type BurstTables } from '../../store/bursts/burstTables';
-import { collectItem, collectItemOnce, type Collected } from '../../store/bursts/collectItem';
+import { burstTables, withBurstTables } from '../../store/bursts/burstTables';
+import { collectItem, type Collected } from '../../store/bursts/collectItem';
+import { takeHeldBursts, type HeldBurst } from '../../store/bursts/takeHeldBursts';
+import { signalSettled } from '../../store/claims/settleSignals';
 import { openClaimTable } from '../../store/table/claimTable';
-import { heldBurst, takeDueBursts, withItems } from '../../store/bursts/takeBursts';
 import { newClaimId } from '../../store/record/claimId';
 import { poolFor } from '../../transport/poolRegistry';
 import { databaseFailure, failedItem } from '../failures/databaseFailure';
@@ -19,9 +17,6 @@ import { readCredentials } from '../parameters/readCredentials';
 import { readTableRef } from '../parameters/readTableRef';
 import { BURST_OUTPUT, burstItem, failedOutput, JOINED_OUTPUT } from './burstOutput';
 import { readBurstRules } from './readBurstRules';
-
-/** The most bursts of its key, taken over from dead holders, that a holder runs besides its own. */
-const TAKEOVERS_PER_KEY = 10;
 
 /**
  * Collect: each item joins the open burst of its key or starts one (one statement each, in input order).
@@ -67,28 +62,26 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 
 	const credentials = await readCredentials(this);
 	const claimId = newClaimId();
-	let held: Array<{ index: number; key: string; collected: Collected }>;
+	let held: HeldBurst[];
 	let bursts: Array<{ burst: Burst; index: number }>;
 	// Leave on Joined only once the execution succeeded: after a failure every item leaves failed, once.
 	const joined: INodeExecutionData[] = [];
 	try {
 		const pool = await poolFor(credentials);
-		const claimTable = deduplicates
-			? (
-					await openClaimTable(pool, ref, {
-						createIfMissing: createTable,
-						privileges: ['SELECT', 'INSERT'],
-					})
-				).ref.qualified
-			: '';
+		const itemClaims = deduplicates
+			? await openClaimTable(pool, ref, {
+					createIfMissing: createTable,
+					privileges: ['SELECT', 'INSERT'],
+				})
+			: undefined;
 		held = [];
 		for (const { index, key, itemKey } of keyed) {
-			const collect = (client?: PoolClient) =>
-				collectItem(pool, client, tables, key, JSON.stringify(items[index].json), claimId, rules);
+			const item = { key, itemJson: JSON.stringify(items[index].json), itemKey };
 			const collected = await withBurstTables(pool, tables, createTable, () =>
-				itemKey === undefined ? collect() : collectItemOnce(pool, claimTable, itemKey, collect),
+				collectItem(pool, tables, item, claimId, rules, itemClaims),
 			);
-			if (collected.filled) signalFilled(tables.bursts, collected.burstId);
+			// Its holder, if it waits in this process, looks at once.
+			if (collected.filled) signalSettled(tables.bursts, [collected.burstId]);
 			if (collected.role === 'duplicate') {
 				joined.push(duplicateItem(items[index], key, index));
 			} else if (collected.role === 'joined') {
@@ -97,7 +90,8 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 		}
 		if (answerWhenStored)
 			await this.sendResponse({ statusCode: 200, body: { status: 'received' } });
-		bursts = await runHeld(this, pool, tables, claimId, rules.leaseMs, held);
+		const cancelled = this.getExecutionCancelSignal?.();
+		bursts = await takeHeldBursts(pool, tables, claimId, rules.leaseMs, held, cancelled);
 	} catch (error) {
 		outputs[failedOutput(this)].push(
 			...databaseFailure(
@@ -119,41 +113,6 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 		if (!ran.has(collected.burstId))
 			outputs[JOINED_OUTPUT].push(joinedItem(items[index], key, collected, index, true));
 	return outputs;
-}
-
-/**
- * Waits for every burst this execution holds to end and takes it, then takes over its key's bursts
- * whose holder died; reads all their items in one statement.
- */
-async function runHeld(
-	context: IExecuteFunctions,
-	pool: Pool,
-	tables: BurstTables,
-	claimId: string,
-	leaseMs: number,
-	held: Array<{ index: number; key: string; collected: Collected }>,
-): Promise<Array<{ burst: Burst; index: number }>> {
-	const cancelled = context.getExecutionCancelSignal?.();
-	const taken = await Promise.all(
-		held.map(async ({ index, key, collected }) => {
-			const own =
-				collected.role === 'leading'
-					? await heldBurst(pool, tables, collected.burstId, claimId)
-					: await awaitBurstEnd(pool, tables, collected.burstId, claimId, cancelled);
-			if (!own) return [];
-			const orphans = await takeDueBursts(pool, tables, claimId, leaseMs, TAKEOVERS_PER_KEY, {
-				key,
-			});
-			return [...orphans, own].map((row) => ({ row, index }));
-		}),
-	);
-	const rows = taken.flat();
-	const bursts = await withItems(
-		pool,
-		tables,
-		rows.map(({ row }) => row),
-	);
-	return bursts.map((burst, position) => ({ burst, index: rows[position].index }));
 }
 
 function joinedItem(

@@ -2,9 +2,9 @@ import type { Pool } from 'pg';
 
 import { CancelledError } from '../../errors';
 import { TAKEN_COLUMNS, type TakenRow } from './burstRecord';
-import { fillSignal } from './burstSignals';
-import { burstStatement, runStatement } from './burstStatements';
-import { withTransientRetry, type RetryBudget } from '../statements/transientErrors';
+import { pauseUnlessSettled } from '../claims/settleSignals';
+import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
+import type { RetryBudget } from '../statements/transientErrors';
 import type { BurstTables } from './burstTables';
 
 /**
@@ -55,25 +55,18 @@ export async function awaitBurstEnd(
 	sleep: (ms: number) => Promise<void> = delay,
 ): Promise<TakenRow | undefined> {
 	for (;;) {
-		const statement = burstStatement(lookSql(tables));
+		const statement = namedStatement(lookSql(tables));
 		const { rows } = (
-			await withTransientRetry(
-				pool,
-				(client) => runStatement<LookRow>(pool, client, statement, [burstId, claimId]),
-				LOOK_RETRY,
-			)
+			await queryStatementWithRetry<LookRow>(pool, statement, [burstId, claimId], LOOK_RETRY)
 		).value;
 		if (rows.length === 0) return undefined;
 		const [row] = rows;
 		if (row.ended) return row;
 		if (cancelled?.aborted)
 			throw new CancelledError('the execution was cancelled while its burst was open');
-		const signal = fillSignal(tables.bursts, burstId);
-		await Promise.race([
-			sleep(Math.min(LONGEST_GAP_MS, Math.ceil(row.wait_ms) + AFTER_END_MS)),
-			signal.filled,
-		]);
-		signal.cancel();
+		// The next look comes at the quiet period's end, or at once when an item of this process fills it.
+		const gap = Math.min(LONGEST_GAP_MS, Math.ceil(row.wait_ms) + AFTER_END_MS);
+		await pauseUnlessSettled(tables.bursts, [burstId], gap, sleep);
 	}
 }
 

@@ -41,7 +41,7 @@ export function burstTables(claimTable: TableRef): BurstTables {
  * Every time is the database's clock_timestamp(), read under the burst's row lock: the moment a
  * statement decides is the moment it serialises with the others.
  */
-function createBurstTablesSql(tables: BurstTables): string[] {
+export function createBurstTablesSql(tables: BurstTables): string[] {
 	return [
 		`CREATE TABLE IF NOT EXISTS ${tables.bursts} (` +
 			'id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ' +

@@ -1,8 +1,14 @@
 import type { Pool, PoolClient } from 'pg';
 
 import { ClaimError } from '../../errors';
+import { claimStatement } from '../claims/claimSql';
+import { readSingleAnswer } from '../record/claimState';
+import { storedClaimId } from '../record/storedValues';
+import { inTransaction } from '../statements/inTransaction';
+import { namedStatement, queryStatement } from '../statements/namedStatements';
+import { withTransientRetry, type RetryBudget } from '../statements/transientErrors';
+import type { ClaimTable } from '../table/claimTable';
 import type { BurstRules } from './burstRecord';
-import { burstStatement, runStatement } from './burstStatements';
 import type { BurstTables } from './burstTables';
 
 /** What became of one collected item. */
@@ -105,54 +111,87 @@ interface CollectRow {
 const MAX_ATTEMPTS = 100;
 
 /**
- * Collects the item only if its ID was never collected before: the ID is claimed in the claim table
- * (`claimTable`, its `key` column) in the same transaction as the item is collected, so a redelivered
- * message is kept once, even after its burst ran, until Purge removes the claim. A repeat is `duplicate`
- * and collected nowhere.
+ * A collect answers a waiting webhook, so it rides out only a short blip, as a claim does; and it is sent
+ * again only when the failed attempt certainly did nothing: no claim ID tells a second collect of the
+ * same item from a new one.
  */
-export async function collectItemOnce(
-	pool: Pool,
-	claimTable: string,
-	itemKey: string,
-	collect: (client: PoolClient) => Promise<Collected>,
-): Promise<Collected> {
-	const client = await pool.connect();
-	let done = false;
-	try {
-		await client.query('BEGIN');
-		const claimed = await client.query(
-			`INSERT INTO ${claimTable} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`,
-			[itemKey],
-		);
-		const collected =
-			claimed.rowCount === 0
-				? { burstId: '', seq: 0, arrivedAt: new Date(), role: 'duplicate' as const, filled: false }
-				: await collect(client);
-		await client.query('COMMIT');
-		done = true;
-		return collected;
-	} finally {
-		// A connection that cannot even roll back is broken: the pool drops it.
-		const broken =
-			!done &&
-			(await client.query('ROLLBACK').then(
-				() => false,
-				() => true,
-			));
-		client.release(broken);
-	}
+const COLLECT_RETRY: RetryBudget = { totalMs: 8_000, unappliedOnly: true };
+
+/** One item to collect: its burst key, its JSON text, and the claim key of its Item ID (if any). */
+export interface CollectedItem {
+	key: string;
+	itemJson: string;
+	itemKey?: string;
 }
 
 /**
- * Collects one item (its JSON text) under `key`, for the holder that `claimId` names: on `client` when
- * given (inside collectItemOnce's transaction), else each statement on a connection of the pool.
+ * Collects one item under its key for the holder that `claimId` names. With an Item ID, the ID is claimed
+ * first through the claim statement (Claim Once, repeats only read) in `itemClaims`, in the same
+ * transaction as the item is collected: a redelivered message is kept once, even after its burst ran,
+ * until Purge removes the claim. A repeat is `duplicate` and collected nowhere.
  */
-export async function collectItem(
+export function collectItem(
 	pool: Pool,
-	client: PoolClient | undefined,
 	tables: BurstTables,
-	key: string,
-	itemJson: string,
+	item: CollectedItem,
+	claimId: string,
+	rules: BurstRules,
+	itemClaims?: ClaimTable,
+): Promise<Collected> {
+	const { itemKey } = item;
+	const collect = (client: PoolClient) => collectOn(pool, client, tables, item, claimId, rules);
+	return withTransientRetry(
+		pool,
+		(client) =>
+			itemKey === undefined || !itemClaims
+				? collect(client)
+				: inTransaction(client, async () =>
+						(await claimedOnce(pool, client, itemClaims, itemKey, claimId))
+							? collect(client)
+							: DUPLICATE,
+					),
+		COLLECT_RETRY,
+	).then(({ value }) => value);
+}
+
+const DUPLICATE: Collected = {
+	burstId: '',
+	seq: 0,
+	arrivedAt: new Date(0),
+	role: 'duplicate',
+	filled: false,
+};
+
+/**
+ * Claims the item's ID on `client` with the claim statement; true when this statement inserted it. A
+ * concurrent collect that inserted it after the statement's snapshot leaves no answer: asked again, the
+ * next statement sees its row. An ID already stored, even under this claim ID (a batch that holds the
+ * same item twice), is a repeat.
+ */
+async function claimedOnce(
+	pool: Pool,
+	client: PoolClient,
+	itemClaims: ClaimTable,
+	itemKey: string,
+	claimId: string,
+): Promise<boolean> {
+	const statement = claimStatement(itemClaims, { mode: 'readOnly', single: true });
+	const values = [itemKey, null, storedClaimId(itemClaims.layout, claimId), null];
+	for (let round = 0; round < 3; round++) {
+		const { rows } = await queryStatement<{ answer: unknown[] }>(pool, client, statement, values);
+		if (rows.length > 0) return readSingleAnswer(rows[0].answer).fresh;
+	}
+	throw new ClaimError(
+		`the item ID "${itemKey}" kept changing under every claim of it; nothing was collected, try again`,
+	);
+}
+
+/** Collects one item (its JSON text) under its key on `client`: one statement, rarely more. */
+async function collectOn(
+	pool: Pool,
+	client: PoolClient,
+	tables: BurstTables,
+	{ key, itemJson }: CollectedItem,
 	claimId: string,
 	rules: BurstRules,
 ): Promise<Collected> {
@@ -167,10 +206,10 @@ export async function collectItem(
 		rules.edge === 'leading',
 	];
 	for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-		const { rows } = await runStatement<CollectRow>(
+		const { rows } = await queryStatement<CollectRow>(
 			pool,
 			client,
-			burstStatement(collectSql(tables)),
+			namedStatement(collectSql(tables)),
 			values,
 		);
 		if (rows.length > 0) {
@@ -184,7 +223,7 @@ export async function collectItem(
 			};
 		}
 		// The key's open burst ended (quiet period over, or full) and its holder has not taken it yet.
-		await runStatement(pool, client, burstStatement(endStaleSql(tables)), [key]);
+		await queryStatement(pool, client, namedStatement(endStaleSql(tables)), [key]);
 	}
 	throw new ClaimError(
 		`could not collect an item under burst key "${key}": its open burst ended under it ${MAX_ATTEMPTS} times in a row`,

@@ -1,4 +1,7 @@
-import type { Queryable } from '../statements/queryable';
+import type { Pool } from 'pg';
+
+import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
+import { SETTLE_RETRY } from '../statements/transientErrors';
 import type { BurstTables } from './burstTables';
 
 export interface BurstClaim {
@@ -9,10 +12,11 @@ export interface BurstClaim {
 /**
  * Complete: the work ran; the burst and its items go, if this holder still holds it (after a takeover
  * the new holder completes it). Release: the work failed; the lease ends now, so the next Flush Due
- * Bursts (or takeover) runs the burst again. Either answers, per request, whether it settled it.
+ * Bursts (or takeover) runs the burst again. Either answers, per request, whether it settled it. Like a
+ * claim's Complete and Release, it runs after the work and rides out a restart or a failover (SETTLE_RETRY).
  */
 export async function settleBursts(
-	db: Queryable,
+	pool: Pool,
 	tables: BurstTables,
 	operation: 'complete' | 'release',
 	claims: BurstClaim[],
@@ -28,10 +32,24 @@ export async function settleBursts(
 				`items AS (DELETE FROM ${tables.items} WHERE burst_id IN (SELECT id FROM gone)) ` +
 				'SELECT id::text AS id FROM gone'
 			: `UPDATE ${tables.bursts} b SET lease_until = clock_timestamp() FROM ${mine} RETURNING b.id::text AS id`;
-	const { rows } = await db.query<{ id: string }>(sql, [
-		claims.map((claim) => claim.burstId),
-		claims.map((claim) => claim.claimId),
-	]);
-	const settled = new Set(rows.map((row) => row.id));
+	const ids = claims.map((claim) => claim.burstId);
+	const { value, lostAttempts } = await queryStatementWithRetry<{ id: string }>(
+		pool,
+		namedStatement(sql),
+		[ids, claims.map((claim) => claim.claimId)],
+		SETTLE_RETRY,
+	);
+	const settled = new Set(value.rows.map((row) => row.id));
+	// A Complete whose answer was lost may have deleted its bursts already: one that is gone was completed.
+	if (operation === 'complete' && lostAttempts > 0) {
+		const { value: stored } = await queryStatementWithRetry<{ id: string }>(
+			pool,
+			namedStatement(`SELECT id::text AS id FROM ${tables.bursts} WHERE id = ANY($1::bigint[])`),
+			[ids],
+			SETTLE_RETRY,
+		);
+		const left = new Set(stored.rows.map((row) => row.id));
+		for (const id of ids) if (!left.has(id)) settled.add(id);
+	}
 	return claims.map((claim) => settled.has(claim.burstId));
 }

@@ -1,6 +1,20 @@
-import type { Queryable } from '../statements/queryable';
+import type { Pool, QueryResultRow } from 'pg';
+
+import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
+import type { RetryBudget } from '../statements/transientErrors';
 import { TAKEN_COLUMNS, type Burst, type TakenRow } from './burstRecord';
 import type { BurstTables } from './burstTables';
+
+/**
+ * A take or a read that fails for a moment (a restart, a failover) is sent again for up to this long. A
+ * take whose answer was lost holds its bursts for a lease unseen; then they are due again, as any burst
+ * whose holder died.
+ */
+const TAKE_RETRY: RetryBudget = { totalMs: 60_000 };
+
+async function query<R extends QueryResultRow>(pool: Pool, text: string, values: unknown[]) {
+	return (await queryStatementWithRetry<R>(pool, namedStatement(text), values, TAKE_RETRY)).value;
+}
 
 /**
  * Takes over bursts whose lease ran out (open or ended ones whose holder never took them, running ones
@@ -24,14 +38,14 @@ const dropEmptySql = (t: BurstTables) =>
 	`DELETE FROM ${t.bursts} WHERE item_count = 0 AND state <> 'running' AND quiet_until <= clock_timestamp()`;
 
 export async function takeDueBursts(
-	db: Queryable,
+	pool: Pool,
 	tables: BurstTables,
 	claimId: string,
 	leaseMs: number,
 	limit: number,
 	only: { key?: string; keyPrefix?: string } = {},
 ): Promise<TakenRow[]> {
-	const { rows } = await db.query<TakenRow>(takeDueSql(tables), [
+	const { rows } = await query<TakenRow>(pool, takeDueSql(tables), [
 		claimId,
 		leaseMs,
 		limit,
@@ -41,18 +55,19 @@ export async function takeDueBursts(
 	return rows.sort((a, b) => Number(a.id) - Number(b.id));
 }
 
-export async function dropEmptyWindows(db: Queryable, tables: BurstTables): Promise<number> {
-	return (await db.query(dropEmptySql(tables))).rowCount ?? 0;
+export async function dropEmptyWindows(pool: Pool, tables: BurstTables): Promise<number> {
+	return (await query(pool, dropEmptySql(tables), [])).rowCount ?? 0;
 }
 
 /** A burst this holder already runs (a leading item's), as the statements that take one return it. */
 export async function heldBurst(
-	db: Queryable,
+	pool: Pool,
 	tables: BurstTables,
 	burstId: string,
 	claimId: string,
 ): Promise<TakenRow | undefined> {
-	const { rows } = await db.query<TakenRow>(
+	const { rows } = await query<TakenRow>(
+		pool,
 		`SELECT ${TAKEN_COLUMNS} FROM ${tables.bursts} b WHERE b.id = $1 AND b.holder = $2`,
 		[burstId, claimId],
 	);
@@ -71,12 +86,13 @@ interface ItemRow {
  * snapshot could miss the last of them.
  */
 export async function withItems(
-	db: Queryable,
+	pool: Pool,
 	tables: BurstTables,
 	taken: TakenRow[],
 ): Promise<Burst[]> {
 	if (taken.length === 0) return [];
-	const { rows } = await db.query<ItemRow>(
+	const { rows } = await query<ItemRow>(
+		pool,
 		`SELECT burst_id::text AS burst_id, arrived_at, item FROM ${tables.items} ` +
 			'WHERE burst_id = ANY($1::bigint[]) ORDER BY burst_id, seq',
 		[taken.map((row) => row.id)],

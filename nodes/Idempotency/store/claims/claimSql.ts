@@ -1,22 +1,8 @@
-import { createHash } from 'node:crypto';
-
 import type { ClaimTable } from '../table/claimTable';
 import { DIED_IN_LAST_RUN, eventTableRef, PARKED_LEASE } from '../inbox/eventTable';
 import { STATE_COLUMNS, STATE_TYPES, type StateColumn } from '../record/claimState';
+import { namedStatement as named, type NamedStatement } from '../statements/namedStatements';
 import { processingSql } from '../table/tableLayout';
-
-/**
- * A named statement: pg prepares it once per connection and then only binds values, which saves the
- * parse and plan of every claim (~10–15 % per claim measured here).
- */
-export interface NamedStatement {
-	name: string;
-	text: string;
-}
-
-function named(text: string): NamedStatement {
-	return { name: `idem_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text };
-}
 
 // The text depends only on the table, its columns and their types: build and hash it once, not per claim.
 const statements = new Map<string, NamedStatement>();

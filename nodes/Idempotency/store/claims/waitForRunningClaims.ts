@@ -4,7 +4,7 @@ import type { ClaimOptions, ClaimOutcome, ClaimRequest } from '../record/claimOu
 import { claimStateLookSql } from './claimSql';
 import type { ClaimStateRow } from '../record/claimState';
 import type { ClaimTable } from '../table/claimTable';
-import { settleSignal } from './settleSignals';
+import { pauseUnlessSettled } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
 
 /** The first look comes soon (most business steps are short), then every 50 ms at most. */
@@ -44,9 +44,7 @@ export async function waitForRunningClaims(
 		if (left <= 0) return;
 		const keys = waiting.map((position) => requests[position].key);
 		// The next look comes after its gap, or at once when this process settles one of the keys.
-		const signal = settleSignal(table.ref.qualified, keys);
-		await Promise.race([sleep(Math.min(left, gapBefore(look))), signal.settled]);
-		signal.cancel();
+		await pauseUnlessSettled(table.ref.qualified, keys, Math.min(left, gapBefore(look)), sleep);
 		const states = await lookAt(table, keys, options);
 		const reclaim: number[] = [];
 		for (const position of waiting) {

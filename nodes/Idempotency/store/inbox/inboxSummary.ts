@@ -3,6 +3,7 @@ import type { PoolClient } from 'pg';
 import type { ClaimTable } from '../table/claimTable';
 import { keptEventsSql } from './inboxFilter';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
+import { inTransaction } from '../statements/inTransaction';
 
 /**
  * A kept event's state, from its claim's lease and what the event table holds:
@@ -117,16 +118,9 @@ export function emptyScope(scope: string | null): ScopeSummary {
  * events pass the JIT thresholds, and compiling took longer than the query (1.0 of 1.3 s, measured on
  * PostgreSQL 15). SET LOCAL ends with the transaction, also behind a transaction pooler.
  */
-async function withoutJit<T>(client: PoolClient, read: () => Promise<T>): Promise<T> {
-	await client.query('BEGIN');
-	let done = false;
-	try {
+function withoutJit<T>(client: PoolClient, read: () => Promise<T>): Promise<T> {
+	return inTransaction(client, async () => {
 		await client.query('SET LOCAL jit = off');
-		const result = await read();
-		await client.query('COMMIT');
-		done = true;
-		return result;
-	} finally {
-		if (!done) await client.query('ROLLBACK').catch(() => undefined);
-	}
+		return read();
+	});
 }

@@ -1,6 +1,31 @@
+import { createHash } from 'node:crypto';
 import { Query, type Pool, type PoolClient, type QueryResult, type QueryResultRow } from 'pg';
 
-import type { NamedStatement } from '../claims/claimSql';
+import { withTransientRetry, type RetryBudget } from './transientErrors';
+
+/**
+ * A named statement: pg prepares it once per connection and then only binds values, which saves the
+ * parse and plan of every claim (~10–15 % per claim measured here; half a burst join's time).
+ */
+export interface NamedStatement {
+	name: string;
+	text: string;
+}
+
+// Named by a hash of the text: built and hashed once per text, not per statement sent.
+const named = new Map<string, NamedStatement>();
+
+export function namedStatement(text: string): NamedStatement {
+	let statement = named.get(text);
+	if (!statement) {
+		statement = {
+			name: `idem_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`,
+			text,
+		};
+		named.set(text, statement);
+	}
+	return statement;
+}
 
 /**
  * Pools that reach Postgres through a transaction-mode pooler (PgBouncer, hosted pooler ports). There a
@@ -55,4 +80,21 @@ function send<R extends QueryResultRow>(
 		if (name) (query as Query<R> & { name?: string }).name = name;
 		client.query(query);
 	});
+}
+
+/**
+ * Runs a named statement on a connection of the pool, on a fresh one again after a transient error
+ * while the budget lasts (withTransientRetry); how many earlier attempts were lost comes with the result.
+ */
+export function queryStatementWithRetry<R extends QueryResultRow>(
+	pool: Pool,
+	statement: NamedStatement,
+	values: unknown[],
+	budget: RetryBudget,
+) {
+	return withTransientRetry(
+		pool,
+		(client) => queryStatement<R>(pool, client, statement, values),
+		budget,
+	);
 }

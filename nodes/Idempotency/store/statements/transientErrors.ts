@@ -89,6 +89,11 @@ export interface RetryBudget {
 	totalMs: number;
 	/** Also retry while the server refuses writes (REFUSAL_SQLSTATES), not only while it is away. */
 	throughRefusals?: boolean;
+	/**
+	 * Retry only when the failed attempt certainly did nothing (it never reached the server, or the server
+	 * rolled it back): for work that no claim ID makes safe to send twice (an item collected into a burst).
+	 */
+	unappliedOnly?: boolean;
 }
 
 /**
@@ -145,10 +150,16 @@ export async function withTransientRetry<T>(
 		// A failed connection, or one that reaches a read-only server, is destroyed rather than reused.
 		client?.release(transient || WRONG_SERVER_SQLSTATES.has(code) ? (failure as Error) : undefined);
 		// A failure while connecting never reached the server; one after it may have committed.
-		if (transient && client && !ROLLED_BACK_SQLSTATES.has(code) && !notSentByPooler(failure))
-			lostAttempts++;
+		const mayHaveApplied =
+			transient &&
+			client !== undefined &&
+			!ROLLED_BACK_SQLSTATES.has(code) &&
+			!notSentByPooler(failure);
+		if (mayHaveApplied) lostAttempts++;
 		const pause = Math.min(2_000, 100 * 2 ** (attempt - 1));
-		const retryable = transient || (refused && budget.throughRefusals === true);
+		const retryable =
+			(transient && !(mayHaveApplied && budget.unappliedOnly === true)) ||
+			(refused && budget.throughRefusals === true);
 		if (!retryable || Date.now() - started + pause > budget.totalMs) throw failure;
 		await new Promise((resolve) => setTimeout(resolve, pause));
 	}
