@@ -1,9 +1,16 @@
 import { createHash } from 'node:crypto';
 
 import type { ClaimTable } from '../table/claimTable';
-import { DIED_IN_LAST_RUN, eventTableRef, PARKED_LEASE } from '../inbox/eventTable';
+import { DIED_IN_LAST_RUN, eventTableRef } from '../inbox/eventTable';
+import {
+	DB_NOW,
+	expiredSql,
+	mineSql,
+	PARKED_LEASE,
+	parkedLeaseSql,
+	processingSql,
+} from '../record/claimConditions';
 import { STATE_COLUMNS, STATE_TYPES, type StateColumn } from '../record/claimState';
-import { processingSql } from '../table/tableLayout';
 
 /**
  * A named statement: pg prepares it once per connection and then only binds values, which saves the
@@ -99,6 +106,9 @@ function claimSql(parts: ClaimSqlParts, shape: ClaimShape): string {
 		: parts.upsertBatch(upsert, shape.mode === 'lease', shape.keepEvents === true);
 }
 
+/** A claim's clock: $4 when the caller gave one, else the database's. */
+const CLAIM_CLOCK = `COALESCE($4::timestamptz, ${DB_NOW})`;
+
 /** Only counters changed: this transaction need not wait for its commit to reach disk. */
 const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)";
 
@@ -137,7 +147,7 @@ class ClaimSqlParts {
 		this.table = ref.qualified;
 		this.claimIdType = layout.claimIdType;
 		this.fingerprintType = layout.fingerprintType;
-		this.now = single ? 'COALESCE($4::timestamptz, now())' : 'clock.now';
+		this.now = single ? CLAIM_CLOCK : 'clock.now';
 		this.key = single ? '$1::text' : 'input.k';
 		this.fingerprint = single ? `$2::${this.fingerprintType}` : 'input.f';
 	}
@@ -149,7 +159,7 @@ class ClaimSqlParts {
 		return (
 			`input AS (SELECT u.* FROM unnest($1::text[], $2::${this.fingerprintType}[]${kept}) AS u(k, f${keptNames})), ` +
 			// The claim ID is named here too, for a table that has no claim_token to write it to.
-			`clock AS (SELECT COALESCE($4::timestamptz, now()) AS now, ${this.claimId} AS claim_id)`
+			`clock AS (SELECT ${CLAIM_CLOCK} AS now, ${this.claimId} AS claim_id)`
 		);
 	}
 
@@ -194,9 +204,7 @@ class ClaimSqlParts {
 			processing: capabilities.leases
 				? `COALESCE(${processingSql(layout, alias)}, false)`
 				: 'false',
-			mine: capabilities.leases
-				? `COALESCE(${alias}.claim_token = ${this.claimId}, false)`
-				: 'false',
+			mine: capabilities.leases ? mineSql(alias, this.claimId) : 'false',
 			lease_until: capabilities.leases ? `${alias}.lease_until` : none('lease_until'),
 			mismatch: capabilities.fingerprint
 				? `COALESCE(NOT ${this.sameFingerprintOrUnknown(`${alias}.fingerprint`, offered)}, false)`
@@ -236,7 +244,7 @@ class ClaimSqlParts {
 		return (
 			`WITH params AS (SELECT $3::${this.claimIdType} AS t) ` +
 			`SELECT e.key, ${this.stateColumns('e', `NULL::${this.fingerprintType}`)}, ` +
-			'COALESCE(e.lease_until <= COALESCE($2::timestamptz, now()), false) AS expired ' +
+			`COALESCE(${expiredSql(this.claimTable.layout, 'e', `COALESCE($2::timestamptz, ${DB_NOW})`)}, false) AS expired ` +
 			`FROM ${this.table} AS e WHERE e.key = ANY($1::text[])`
 		);
 	}
@@ -298,7 +306,7 @@ class ClaimSqlParts {
 	 */
 	leaseUpsert(): string {
 		const same = this.sameFingerprintOrUnknown('e.fingerprint', 'EXCLUDED.fingerprint');
-		const expired = `(${processingSql(this.claimTable.layout, 'e')} AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.first_seen)`;
+		const expired = expiredSql(this.claimTable.layout, 'e', 'EXCLUDED.first_seen');
 		// Max Attempts bounds runs whoever starts them: a sender's retry of an event that has started its last
 		// allowed run parks it (as Take Due would) instead of running it once more.
 		const spent = this.keepEvents
@@ -388,20 +396,18 @@ class ClaimSqlParts {
 			`WHERE t.fresh AND ${won} ON CONFLICT (key) DO UPDATE SET ${fresh}), ` +
 			`retaken AS (INSERT INTO ${events} AS v (${columns}) SELECT ${values} FROM ${from} ` +
 			`WHERE t.mine AND NOT t.fresh AND ${won} ON CONFLICT (key) DO UPDATE SET attempts = v.attempts + 1), ` +
-			`parked_events AS (UPDATE ${events} AS v SET dead_at = now(), last_error = COALESCE(v.last_error, '${DIED_IN_LAST_RUN}') ` +
+			`parked_events AS (UPDATE ${events} AS v SET dead_at = ${DB_NOW}, last_error = COALESCE(v.last_error, '${DIED_IN_LAST_RUN}') ` +
 			'FROM touched t WHERE v.key = t.key AND t.parked AND v.dead_at IS NULL)'
 		);
 	}
 
 	/** A row this statement parked: its lease is a dead letter's and another claim ID holds it. */
 	private parkedNow(alias: string): string {
-		return `(${alias}.lease_until = ${PARKED_LEASE} AND ${this.notMine(alias)})`;
+		return `(${parkedLeaseSql(alias)} AND ${this.notMine(alias)})`;
 	}
 
 	private notMine(alias: string): string {
-		return this.claimTable.capabilities.leases
-			? `NOT COALESCE(${alias}.claim_token = ${this.claimId}, false)`
-			: 'true';
+		return this.claimTable.capabilities.leases ? `NOT ${mineSql(alias, this.claimId)}` : 'true';
 	}
 
 	/**

@@ -3,7 +3,7 @@ import { openClaimTable, type ClaimTable } from '../table/claimTable';
 import { eventTableRef } from '../inbox/eventTable';
 import { signalSettled } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
-import { processingSql } from '../table/tableLayout';
+import { completedSetSql, processingSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 
 export interface SettleRequest {
@@ -53,13 +53,7 @@ export async function completeClaims(
 		? `(u.claim_id IS NULL OR t.claim_token = u.claim_id OR (t.claim_token IS NULL AND ${completed}))`
 		: 'true';
 	// A compact row is completed by clearing its lease; the original layout also says so in its status.
-	const sets = table.capabilities.leases
-		? [
-				...(table.layout.statusColumn ? ["status = 'completed'"] : []),
-				'lease_until = NULL',
-				'claim_token = NULL',
-			]
-		: [];
+	const sets = table.capabilities.leases ? completedSetSql(table.layout) : [];
 	// The first stored answer stays: a Complete retried after a lost reply stores nothing new.
 	if (storing) sets.push('response = COALESCE(e.response, targets.response)');
 	return settle(

@@ -1,7 +1,7 @@
 import type { ClaimTable } from '../table/claimTable';
 import { eventTableRef } from './eventTable';
 import { eventFilterSql, keptEventsSql, type EventFilter } from './inboxFilter';
-import { processingSql } from '../table/tableLayout';
+import { completedSetSql, DB_NOW, processingSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 
 /**
@@ -49,7 +49,7 @@ export function requeueMatchingEvents(
 		filter,
 		batchSize,
 		`back AS (UPDATE ${events} AS v SET dead_at = NULL, attempts = 0 FROM picked WHERE v.key = picked.key RETURNING v.key), ` +
-			`changed AS (UPDATE ${table.ref.qualified} AS c SET lease_until = now() FROM back WHERE c.key = back.key RETURNING c.key)`,
+			`changed AS (UPDATE ${table.ref.qualified} AS c SET lease_until = ${DB_NOW} FROM back WHERE c.key = back.key RETURNING c.key)`,
 	);
 }
 
@@ -64,11 +64,7 @@ export function discardMatchingEvents(
 	batchSize: number,
 ): Promise<BulkResult> {
 	const events = eventTableRef(table.ref).qualified;
-	const completed = [
-		...(table.layout.statusColumn ? ["status = 'completed'"] : []),
-		'lease_until = NULL',
-		'claim_token = NULL',
-	].join(', ');
+	const completed = completedSetSql(table.layout).join(', ');
 	return inKeyOrderBatches(
 		table,
 		filter,
