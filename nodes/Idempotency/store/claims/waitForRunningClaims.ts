@@ -6,6 +6,7 @@ import type { ClaimStateRow } from '../record/claimState';
 import type { ClaimTable } from '../table/claimTable';
 import { settleSignal } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
+import { processClock } from '../../../shared/processClock';
 
 /** The first look comes soon (most business steps are short), then every 50 ms at most. */
 const FIRST_LOOK_MS = 10;
@@ -35,12 +36,12 @@ export async function waitForRunningClaims(
 	outcomes: ClaimOutcome[],
 	options: ClaimOptions,
 	waitMs: number,
-	sleep: (ms: number) => Promise<void> = delay,
+	sleep: (ms: number) => Promise<void> = processClock.sleep,
 ): Promise<void> {
-	const deadline = Date.now() + waitMs;
+	const deadline = processClock.nowMs() + waitMs;
 	let waiting = outcomes.flatMap((outcome, position) => (heldElsewhere(outcome) ? [position] : []));
 	for (let look = 0; waiting.length > 0; look++) {
-		const left = deadline - Date.now();
+		const left = deadline - processClock.nowMs();
 		if (left <= 0) return;
 		const keys = waiting.map((position) => requests[position].key);
 		// The next look comes after its gap, or at once when this process settles one of the keys.
@@ -103,8 +104,4 @@ async function lookAt(
 		storedClaimId(table.layout, options.claimId),
 	]);
 	return new Map(rows.map((row) => [row.key, row]));
-}
-
-function delay(ms: number): Promise<void> {
-	return new Promise((resolve) => setTimeout(resolve, ms));
 }

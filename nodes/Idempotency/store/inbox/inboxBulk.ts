@@ -3,6 +3,7 @@ import { eventTableRef } from './eventTable';
 import { eventFilterSql, keptEventsSql, type EventFilter } from './inboxFilter';
 import { completedSetSql, DB_NOW, processingSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
+import { processClock } from '../../../shared/processClock';
 
 /**
  * Requeue and Discard for many kept events at once, picked by a filter (inboxFilter). Each batch is one
@@ -108,7 +109,7 @@ async function inKeyOrderBatches(
 	let changed = 0;
 	let batches = 0;
 	for (;;) {
-		const started = Date.now();
+		const started = processClock.nowMs();
 		const { value } = await withTransientRetry(
 			table.pool,
 			(client) =>
@@ -120,7 +121,7 @@ async function inKeyOrderBatches(
 		changed += row.changed;
 		if (row.candidates < batchSize || row.last === null) break;
 		values[afterAt - 1] = row.last;
-		await new Promise((resolve) => setTimeout(resolve, Date.now() - started));
+		await processClock.sleep(processClock.nowMs() - started);
 	}
 	return { changed, batches };
 }

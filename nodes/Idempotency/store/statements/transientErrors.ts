@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { processClock } from '../../../shared/processClock';
 
 /**
  * Errors after which the same statement may be sent again on a fresh connection: the server went away
@@ -120,7 +121,7 @@ export async function withTransientRetry<T>(
 	run: (client: PoolClient) => Promise<T>,
 	budget: RetryBudget,
 ): Promise<Attempted<T>> {
-	const started = Date.now();
+	const started = processClock.nowMs();
 	let lostAttempts = 0;
 	for (let attempt = 1; ; attempt++) {
 		let client: PoolClient | undefined;
@@ -149,7 +150,7 @@ export async function withTransientRetry<T>(
 			lostAttempts++;
 		const pause = Math.min(2_000, 100 * 2 ** (attempt - 1));
 		const retryable = transient || (refused && budget.throughRefusals === true);
-		if (!retryable || Date.now() - started + pause > budget.totalMs) throw failure;
-		await new Promise((resolve) => setTimeout(resolve, pause));
+		if (!retryable || processClock.nowMs() - started + pause > budget.totalMs) throw failure;
+		await processClock.sleep(pause);
 	}
 }
