@@ -1,4 +1,9 @@
-import { NodeOperationError, type IExecuteFunctions, type INodeExecutionData } from 'n8n-workflow';
+import {
+	NodeOperationError,
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+} from 'n8n-workflow';
 
 import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
 import { INBOX_DEFAULTS } from '../descriptions/inboxProperties';
@@ -15,6 +20,7 @@ import { readCredentials } from './parameters/readCredentials';
 import { readEachItem } from './parameters/readEachItem';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
+import { operationResult } from '../store/record/idempotencyResult';
 
 /** Longest last error kept with an event: enough to act on, never a whole stack or payload. */
 const MAX_ERROR_CHARS = 2000;
@@ -94,16 +100,18 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 		out.push({
 			json: {
 				...items[request.index].json,
-				idempotency: {
-					...((items[request.index].json.idempotency as object | undefined) ?? {}),
-					key: request.key,
-					operation: 'retryLater',
-					// scheduled, dead_letter, or not_held (completed, released or taken over by another run).
-					status: state,
-					attempts,
-					dueAt: dueAt?.toISOString() ?? null,
-					lastError: request.error,
-				},
+				idempotency: operationResult(
+					items[request.index].json.idempotency,
+					request.key,
+					'retryLater',
+					{
+						// scheduled, dead_letter, or not_held (completed, released or taken over by another run).
+						status: state,
+						attempts,
+						dueAt: dueAt?.toISOString() ?? null,
+						lastError: request.error,
+					},
+				) as IDataObject,
 			},
 			pairedItem: { item: request.index },
 		});

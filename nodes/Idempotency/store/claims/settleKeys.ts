@@ -5,6 +5,7 @@ import { signalSettled } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
 import { completedSetSql, processingSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
+import type { SettledStatus } from '../record/claimStatus';
 
 export interface SettleRequest {
 	key: string;
@@ -20,12 +21,9 @@ export interface SettleRequest {
 	response?: string;
 }
 
-/** What a claim's row is once Complete or Release has run for it. */
-export type SettledState = 'completed' | 'released' | 'processing' | 'not_found';
-
 /** A settled claim: what its row is now and, where Complete stored one, the response it holds. */
 export interface SettledClaim {
-	state: SettledState;
+	state: SettledStatus;
 	response: StoredResponse | null;
 }
 
@@ -184,7 +182,7 @@ async function settle(
 	for (const row of value.rows) {
 		const pair = pairs[Number(row.n) - 1];
 		if (row.settled) settledKeys.push(pair.key);
-		const state: SettledState = row.settled
+		const state: SettledStatus = row.settled
 			? settledState
 			: !row.present
 				? 'not_found'

@@ -72,7 +72,7 @@ export async function waitForRunningClaims(
  * dead letter (its lease is `infinity`): it never ends, so waiting would only delay the answer.
  */
 function heldElsewhere(outcome: ClaimOutcome): boolean {
-	// pg gives Postgres' infinity as the number Infinity (claim.operation's isoFormatter reads it the same way).
+	// pg gives Postgres' infinity as the number Infinity (record/idempotencyResult's isoFormatter reads it the same way).
 	const parked = outcome.leaseUntil?.valueOf() === Infinity;
 	return outcome.duplicateKind === 'in_progress' && !outcome.mismatch && !parked;
 }

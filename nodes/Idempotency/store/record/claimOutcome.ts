@@ -1,4 +1,5 @@
 import type { StoredResponse } from '../../response/storedResponse';
+import type { ClaimStatus } from './claimStatus';
 
 /** Why a delivery is a duplicate: completed work is safe to answer 200; in-progress work should be retried later. */
 export type DuplicateKind = 'completed' | 'in_progress';
@@ -47,7 +48,7 @@ export interface ClaimOutcome {
 	won: boolean;
 	/** Won by taking over a processing claim whose lease had expired. */
 	reclaimed: boolean;
-	status: 'completed' | 'processing';
+	status: ClaimStatus;
 	duplicateKind: DuplicateKind | null;
 	/** The key was seen before with a different payload fingerprint. */
 	mismatch: boolean;
