@@ -10,6 +10,7 @@ import {
 	parkedLeaseSql,
 	processingSql,
 } from '../record/claimConditions';
+import { FIRST_KEPT_EVENT_PARAM, KEPT_EVENT_COLUMNS } from '../record/claimOutcome';
 import { STATE_COLUMNS, STATE_TYPES, type StateColumn } from '../record/claimState';
 
 /**
@@ -109,6 +110,13 @@ function claimSql(parts: ClaimSqlParts, shape: ClaimShape): string {
 /** A claim's clock: $4 when the caller gave one, else the database's. */
 const CLAIM_CLOCK = `COALESCE($4::timestamptz, ${DB_NOW})`;
 
+type KeptEventField = (typeof KEPT_EVENT_COLUMNS)[number]['field'];
+
+/** The parameter of the i-th kept-event column. */
+function keptParam(i: number): string {
+	return `$${FIRST_KEPT_EVENT_PARAM + i}`;
+}
+
 /** Only counters changed: this transaction need not wait for its commit to reach disk. */
 const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)";
 
@@ -154,8 +162,12 @@ class ClaimSqlParts {
 
 	/** The input arrays and the clock of a batch statement. */
 	private batchInputs(): string {
-		const kept = this.keepEvents ? ', $6::text[], $7::json[], $8::bytea[], $9::text[]' : '';
-		const keptNames = this.keepEvents ? ', ct, h, b, sc' : '';
+		const kept = this.keepEvents
+			? KEPT_EVENT_COLUMNS.map((column, i) => `, ${keptParam(i)}::${column.type}[]`).join('')
+			: '';
+		const keptNames = this.keepEvents
+			? KEPT_EVENT_COLUMNS.map(({ column }) => `, ${column}`).join('')
+			: '';
 		return (
 			`input AS (SELECT u.* FROM unnest($1::text[], $2::${this.fingerprintType}[]${kept}) AS u(k, f${keptNames})), ` +
 			// The claim ID is named here too, for a table that has no claim_token to write it to.
@@ -169,7 +181,9 @@ class ClaimSqlParts {
 	 * so it costs only its parse.
 	 */
 	private singleParams(): string {
-		const kept = this.keepEvents ? ', $9::text AS sc, $10::integer AS ma' : '';
+		const kept = this.keepEvents
+			? `, ${this.keptValue('scope')} AS sc, $${FIRST_KEPT_EVENT_PARAM + KEPT_EVENT_COLUMNS.length}::integer AS ma`
+			: '';
 		return `params AS (SELECT $2::${this.fingerprintType} AS f, $3::${this.claimIdType} AS t${kept})`;
 	}
 
@@ -379,13 +393,12 @@ class ClaimSqlParts {
 	 */
 	private keptEvents(): string {
 		const events = eventTableRef(this.claimTable.ref).qualified;
-		const [from, ct, h, b, sc] = this.single
-			? ['touched t', '$6::text', '$7::json', '$8::bytea', '$9::text']
-			: ['touched t JOIN input ON input.k = t.key', 'input.ct', 'input.h', 'input.b', 'input.sc'];
+		const from = this.single ? 'touched t' : 'touched t JOIN input ON input.k = t.key';
 		const scoped = this.claimTable.capabilities.eventScope;
-		const columns = `key, content_type, headers, body${scoped ? ', scope' : ''}`;
-		const values = `t.key, ${ct}, ${h}, ${b}${scoped ? `, ${sc}` : ''}`;
-		const won = `${b} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM held_before WHERE held_before.key = t.key)`;
+		const written = KEPT_EVENT_COLUMNS.filter(({ column }) => scoped || column !== 'scope');
+		const columns = ['key', ...written.map(({ column }) => column)].join(', ');
+		const values = ['t.key', ...written.map(({ field }) => this.keptValue(field))].join(', ');
+		const won = `${this.keptValue('body')} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM held_before WHERE held_before.key = t.key)`;
 		// A new claim's event replaces whatever row its key left behind (a Release by a worker that did not
 		// know of this table yet): the delivery that runs is this one. A takeover counts one more run.
 		const fresh =
@@ -399,6 +412,13 @@ class ClaimSqlParts {
 			`parked_events AS (UPDATE ${events} AS v SET dead_at = ${DB_NOW}, last_error = COALESCE(v.last_error, '${DIED_IN_LAST_RUN}') ` +
 			'FROM touched t WHERE v.key = t.key AND t.parked AND v.dead_at IS NULL)'
 		);
+	}
+
+	/** A kept event's field as this statement reads it: its parameter (one key) or its input column. */
+	private keptValue(field: KeptEventField): string {
+		const i = KEPT_EVENT_COLUMNS.findIndex((column) => column.field === field);
+		const { column, type } = KEPT_EVENT_COLUMNS[i];
+		return this.single ? `${keptParam(i)}::${type}` : `input.${column}`;
 	}
 
 	/** A row this statement parked: its lease is a dead letter's and another claim ID holds it. */

@@ -24,6 +24,20 @@ export interface KeptEvent {
 	scope: string | null;
 }
 
+/**
+ * A kept event's fields as a claim statement takes them, in this order from its first parameter ($6):
+ * the field, the event table's column and its type. The one description from KeptEvent to the SQL.
+ */
+export const KEPT_EVENT_COLUMNS = [
+	{ field: 'contentType', column: 'content_type', type: 'text' },
+	{ field: 'headers', column: 'headers', type: 'json' },
+	{ field: 'body', column: 'body', type: 'bytea' },
+	{ field: 'scope', column: 'scope', type: 'text' },
+] as const satisfies ReadonlyArray<{ field: keyof KeptEvent; column: string; type: string }>;
+
+/** The claim statement's parameter that holds the first kept-event column. */
+export const FIRST_KEPT_EVENT_PARAM = 6;
+
 export interface ClaimOptions {
 	mode: ClaimMode;
 	leaseSeconds: number;
