@@ -7,6 +7,7 @@ import type { ClaimTable } from '../table/claimTable';
 import { settleSignal } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
 import { processClock } from '../../../shared/processClock';
+import { isParkedLease } from '../record/claimConditions';
 
 /** The first look comes soon (most business steps are short), then every 50 ms at most. */
 const FIRST_LOOK_MS = 10;
@@ -72,9 +73,11 @@ export async function waitForRunningClaims(
  * dead letter (its lease is `infinity`): it never ends, so waiting would only delay the answer.
  */
 function heldElsewhere(outcome: ClaimOutcome): boolean {
-	// pg gives Postgres' infinity as the number Infinity (record/idempotencyResult's isoFormatter reads it the same way).
-	const parked = outcome.leaseUntil?.valueOf() === Infinity;
-	return outcome.duplicateKind === 'in_progress' && !outcome.mismatch && !parked;
+	return (
+		outcome.duplicateKind === 'in_progress' &&
+		!outcome.mismatch &&
+		!isParkedLease(outcome.leaseUntil)
+	);
 }
 
 /** Gaps grow from 10 ms to 50 ms, each shortened by up to a fifth so that waiters spread out. */

@@ -21,6 +21,11 @@ export const DB_NOW = 'now()';
 /** The lease of a parked claim (a dead letter): it never ends, so nothing takes it until Requeue. */
 export const PARKED_LEASE = "'infinity'::timestamptz";
 
+/** A lease read back is a parked claim's: pg gives Postgres' infinity as the number Infinity. */
+export function isParkedLease(leaseUntil: Date | null): boolean {
+	return leaseUntil?.valueOf() === Infinity;
+}
+
 /** SQL true while the row `alias` is a leased claim still being processed (lease expired or not). */
 export function processingSql(layout: TableLayout, alias: string): string {
 	return layout.statusColumn
