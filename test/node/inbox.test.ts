@@ -2,11 +2,12 @@
  * The inbox, through the nodes on real Postgres: Keep Event stores the delivery with its claim, Retry Later
  * makes it due after a backoff, Take Due Events takes due events over (never one event to two takers, nor
  * to a taker and the sender's own retry), Max Attempts parks a dead letter that List Stuck Claims shows and
- * Requeue puts back. Time is moved by moving the claim's lease_until, the one clock the inbox reads.
+ * Requeue puts back. Time is moved by moving the database's clock (databaseClock), the one the inbox reads.
  */
 import type { IDataObject } from 'n8n-workflow';
 
 import { webhookItem } from '../../harness/node/executeContext';
+import { databaseClock } from '../support/databaseClock';
 import { testPool, uniqueTableName } from '../support/database';
 import {
 	claim,
@@ -20,7 +21,10 @@ import {
 const admin = testPool(2);
 afterAll(() => admin.end());
 
-const { makeDue, eventRows } = inboxTables(admin);
+const { eventRows } = inboxTables(admin);
+const clock = databaseClock();
+/** Whatever is held or scheduled in the table is due: the clock passes its leases. */
+const makeDue = (table: string) => clock.passLeasesOf(table);
 
 describe('Keep Event', () => {
 	it('keeps the raw bytes, the content type and the named headers with the claim; Complete drops them', async () => {
@@ -254,7 +258,7 @@ describe('Retry Later and Take Due Events', () => {
 				lastError: 'poison: cannot parse order',
 			}),
 		]);
-		await admin.query(`UPDATE ${table} SET first_seen = now() - interval '90 days'`);
+		await clock.advance(90 * 86_400);
 		await keyOperation('purge', [], table, { olderThanDays: 30 });
 		expect(await eventRows(table)).toMatchObject([{ key: 'evt:evt_poison', dead: true }]);
 
@@ -283,10 +287,12 @@ describe('Retry Later and Take Due Events', () => {
 
 	it('takes at most Max Events per run, the longest due first', async () => {
 		const table = uniqueTableName('inbox');
-		for (const id of ['a', 'b', 'c']) await claim([delivery(`evt_${id}`)], table);
-		await admin.query(
-			`UPDATE ${table} SET lease_until = now() - (CASE key WHEN 'evt:evt_b' THEN 3 WHEN 'evt:evt_c' THEN 2 ELSE 1 END) * interval '1 minute'`,
-		);
+		// Claimed a minute apart, b first: b's lease ends first, then c's, then a's.
+		for (const id of ['b', 'c', 'a']) {
+			await claim([delivery(`evt_${id}`)], table);
+			await clock.advance(60);
+		}
+		await makeDue(table);
 		const [first] = await takeDue(table, { maxEvents: 2 });
 		expect(first.map((item) => (item.json.idempotency as IDataObject).key).sort()).toEqual([
 			'evt:evt_b',

@@ -8,6 +8,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { webhookItem } from '../../harness/node/executeContext';
 import { answerDroppingProxyForSuite } from '../support/answerDroppingProxy';
+import { databaseClock } from '../support/databaseClock';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
 import {
 	claim,
@@ -22,7 +23,11 @@ import {
 const admin = testPool(2);
 afterAll(() => admin.end());
 
-const { makeDue, eventRows } = inboxTables(admin);
+const { eventRows } = inboxTables(admin);
+const clock = databaseClock();
+/** Whatever is held or scheduled in the table is due: the clock passes its leases. */
+const makeDue = (table: string) => clock.passLeasesOf(table);
+const DAY = 86_400;
 const idempotency = (item: { json: IDataObject }) => item.json.idempotency as IDataObject;
 
 describe('Purge keeps every event that is still to run', () => {
@@ -37,7 +42,7 @@ describe('Purge keeps every event that is still to run', () => {
 		const [[done]] = await claim([delivery('evt_done')], table);
 		await keyOperation('complete', [done], table);
 		await makeDue(table);
-		await admin.query(`UPDATE ${table} SET first_seen = now() - interval '40 days'`);
+		await clock.advance(40 * DAY);
 
 		const [[purged]] = await keyOperation('purge', [], table, { olderThanDays: 30 });
 		// Before: `deleted 4`, and the next Take Due returned nothing.
@@ -48,14 +53,14 @@ describe('Purge keeps every event that is still to run', () => {
 
 	it('dead letters go only when asked, and only those parked before the cutoff', async () => {
 		const table = uniqueTableName('purge_dead');
-		for (const id of ['evt_old_dead', 'evt_new_dead']) {
-			const [[created]] = await claim([delivery(id)], table);
-			await retryLater([created], table, { maxAttempts: 1 });
-		}
-		await admin.query(`UPDATE ${table} SET first_seen = now() - interval '40 days'`);
-		await admin.query(
-			`UPDATE ${table}_events SET dead_at = now() - interval '35 days' WHERE key = 'evt:evt_old_dead'`,
-		);
+		// Both first seen 40 days ago; one parked 35 days ago, the other today.
+		await clock.advance(-40 * DAY);
+		const [[oldDead]] = await claim([delivery('evt_old_dead')], table);
+		const [[newDead]] = await claim([delivery('evt_new_dead')], table);
+		await clock.advance(5 * DAY);
+		await retryLater([oldDead], table, { maxAttempts: 1 });
+		await clock.advance(35 * DAY);
+		await retryLater([newDead], table, { maxAttempts: 1 });
 		const [[kept]] = await keyOperation('purge', [], table, { olderThanDays: 30 });
 		expect(kept.json).toMatchObject({ deleted: 0 });
 		const [[purged]] = await keyOperation('purge', [], table, {

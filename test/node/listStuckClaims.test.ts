@@ -5,9 +5,11 @@ import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { executeContext } from '../../harness/node/executeContext';
 import { createKeyAndFirstSeenTable } from '../support/claimTableSql';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { databaseClock } from '../support/databaseClock';
 
 const admin = testPool(1);
 afterAll(() => admin.end());
+const clock = databaseClock();
 
 const keyNode = new IdempotencyKey();
 const claimNode = new IdempotencyClaim();
@@ -83,30 +85,27 @@ describe('Idempotency Key node: List Stuck Claims', () => {
 
 	it('the summary counts every stuck claim, not only the Max Keys listed (a table the claim node created)', async () => {
 		const table = uniqueTableName('claimed');
-		const ids = [...Array.from({ length: 8 }, (_, i) => `stuck-${i}`), 'live'];
-		await claimNode.execute.call(
-			executeContext(
-				ids.map((id) => ({ json: { id } })),
-				{
-					parameters: {
-						keySource: 'field',
-						fieldPath: 'id',
-						claimMode: 'lease',
-						leaseSeconds: 60,
-						options: { table },
+		const claimIds = (ids: string[]) =>
+			claimNode.execute.call(
+				executeContext(
+					ids.map((id) => ({ json: { id } })),
+					{
+						parameters: {
+							keySource: 'field',
+							fieldPath: 'id',
+							claimMode: 'lease',
+							leaseSeconds: 60,
+							options: { table },
+						},
+						credentials: testCredentials(),
 					},
-					credentials: testCredentials(),
-				},
-			),
-		);
+				),
+			);
 		// Claimed two hours ago with a 60 s lease, as a claim whose execution died would be; one lease is live.
-		await admin.query(
-			`UPDATE ${table} SET first_seen = now() - interval '2 hours', lease_until = now() - interval '2 hours' + interval '60 seconds'
-			 WHERE key <> 'evt:live'`,
-		);
-		await admin.query(
-			`UPDATE ${table} SET lease_until = now() + interval '1 hour' WHERE key = 'evt:live'`,
-		);
+		await clock.advance(-2 * 3600);
+		await claimIds(Array.from({ length: 8 }, (_, i) => `stuck-${i}`));
+		await clock.advance(2 * 3600);
+		await claimIds(['live']);
 		const [items] = await listStuck(table, { maxKeys: 2, includeSummary: true });
 		expect(items.map((item) => item.json.kind)).toEqual(['summary', 'stuck_claim', 'stuck_claim']);
 		expect(items[0].json).toMatchObject({

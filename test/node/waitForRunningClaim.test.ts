@@ -10,6 +10,9 @@ import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node'
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { testCredentials, uniqueTableName } from '../support/database';
+import { databaseClock } from '../support/databaseClock';
+
+const clock = databaseClock();
 
 const claimNode = new IdempotencyClaim();
 const keyNode = new IdempotencyKey();
@@ -125,9 +128,11 @@ describe('Wait for Running Claim', () => {
 
 	it('a holder that died: after its lease one waiter takes the claim over and runs, the others get its answer', async () => {
 		const table = uniqueTableName('wait');
-		// The holder claims with a 1 s lease and never completes: its execution died.
+		// The holder claims with a 1 s lease and never completes: its execution died. The waiters' clock
+		// passes its lease while they wait.
 		await claim([delivery('evt_WD')], table, { leaseSeconds: 1 });
 		const waiters = start(5, () => claim([delivery('evt_WD')], table));
+		await clock.advance(2);
 		const winner = await firstNew(waiters);
 		const [[completed]] = await settle('complete', winner, table);
 		const outputs = await Promise.all(waiters);

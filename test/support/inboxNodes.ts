@@ -81,14 +81,9 @@ export const retryLater = (items: INodeExecutionData[], table: string, extra: ID
 		...extra,
 	});
 
-/** What a test reads and moves in a claim table and its event table, as the database's owner. */
+/** What a test reads in a claim table's event table, as the database's owner. */
 export function inboxTables(admin: Pool) {
 	return {
-		/** Moves every lease of the table into the past: whatever is held, or scheduled, is due now. */
-		makeDue: (table: string) =>
-			admin.query(
-				`UPDATE ${table} SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'`,
-			),
 		eventRows: async (table: string) =>
 			(
 				await admin.query(

@@ -13,6 +13,7 @@ import { checkScopeKeeps } from '../store/claims/scopeHistory';
 import { watermarkRef } from '../store/watermark/watermarkTable';
 import { scopePrefix } from '../key/scope';
 import type { ClaimMode, ClaimOutcome, ClaimRequest } from '../store/record/claimOutcome';
+import { claimResult, isoFormatter } from '../store/record/idempotencyResult';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import { LEASE_CLAIM_COLUMNS } from '../store/table/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
@@ -150,7 +151,10 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		const index = indexes[position];
 		const source = items[index];
 		const routed: INodeExecutionData = {
-			json: { ...source.json, idempotency: resultObject(derivedKeys[position], outcome, iso) },
+			json: {
+				...source.json,
+				idempotency: claimResult(derivedKeys[position], outcome, iso) as IDataObject,
+			},
 			pairedItem: { item: index },
 		};
 		if (source.binary) routed.binary = source.binary;
@@ -199,47 +203,4 @@ function readKeyRule(context: IExecuteFunctions, index: number): KeyRule {
 		case 'auto':
 			return { source };
 	}
-}
-
-/** ISO text of a time; the last answer is remembered because a batch's rows share their timestamps. */
-function isoFormatter(): (date: Date | null) => string | null {
-	let lastTime: number | undefined;
-	let lastText: string | null = null;
-	return (date) => {
-		if (date === null) return null;
-		// A dead letter's lease never ends: Postgres' infinity, which pg gives as the number Infinity.
-		const time = date.valueOf();
-		if (!Number.isFinite(time)) return time > 0 ? 'infinity' : '-infinity';
-		if (time !== lastTime) {
-			lastTime = time;
-			lastText = date.toISOString();
-		}
-		return lastText;
-	};
-}
-
-/** The small result object each item carries under `idempotency`. */
-function resultObject(
-	derived: DerivedKey,
-	outcome: ClaimOutcome,
-	iso: (date: Date | null) => string | null,
-): IDataObject {
-	const result: IDataObject = {
-		key: derived.key,
-		isNew: outcome.won,
-		status: outcome.status,
-		duplicateKind: outcome.duplicateKind,
-		mismatch: outcome.mismatch,
-		reclaimed: outcome.reclaimed,
-		keySource: derived.origin,
-		keyValueHashed: derived.hashedLongValue,
-		firstSeen: iso(outcome.firstSeen),
-		lastSeen: iso(outcome.lastSeen),
-		deliveries: outcome.deliveries,
-		leaseUntil: iso(outcome.leaseUntil),
-		claimId: outcome.claimId,
-	};
-	// A completed repeat of a key whose Complete stored a response: what to answer it with.
-	if (outcome.response) result.response = outcome.response as unknown as IDataObject;
-	return result;
 }

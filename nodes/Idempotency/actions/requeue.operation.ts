@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { MappedValueError } from '../errors';
 import { idValueToString } from '../key/deriveKey';
@@ -13,6 +13,7 @@ import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
 import { readEachItem } from './parameters/readEachItem';
 import { readTableRef } from './parameters/readTableRef';
+import { operationResult } from '../store/record/idempotencyResult';
 
 /** Puts each item's dead letter back in line: due at once, Max Attempts counted afresh. */
 export async function executeRequeue(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -47,7 +48,9 @@ export async function executeRequeue(this: IExecuteFunctions): Promise<INodeExec
 				...items[index].json,
 				// False when the key holds no dead letter (never parked, requeued already, even by an
 				// earlier item of this batch, or gone).
-				idempotency: { key, operation: 'requeue', requeued: requeued.delete(key) },
+				idempotency: operationResult(undefined, key, 'requeue', {
+					requeued: requeued.delete(key),
+				}) as IDataObject,
 			},
 			pairedItem: { item: index },
 		});

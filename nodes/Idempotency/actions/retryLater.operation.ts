@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { itemFailure } from '../../shared/nodeError';
 import { LONGEST_DURATION_SECONDS } from '../descriptions/durationLimit';
@@ -17,6 +17,7 @@ import { readCredentials } from './parameters/readCredentials';
 import { readEachItem } from './parameters/readEachItem';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
+import { operationResult } from '../store/record/idempotencyResult';
 
 /** Longest last error kept with an event: enough to act on, never a whole stack or payload. */
 const MAX_ERROR_CHARS = 2000;
@@ -92,16 +93,18 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 		out.push({
 			json: {
 				...items[request.index].json,
-				idempotency: {
-					...((items[request.index].json.idempotency as object | undefined) ?? {}),
-					key: request.key,
-					operation: 'retryLater',
-					// scheduled, dead_letter, or not_held (completed, released or taken over by another run).
-					status: state,
-					attempts,
-					dueAt: dueAt?.toISOString() ?? null,
-					lastError: request.error,
-				},
+				idempotency: operationResult(
+					items[request.index].json.idempotency,
+					request.key,
+					'retryLater',
+					{
+						// scheduled, dead_letter, or not_held (completed, released or taken over by another run).
+						status: state,
+						attempts,
+						dueAt: dueAt?.toISOString() ?? null,
+						lastError: request.error,
+					},
+				) as IDataObject,
 			},
 			pairedItem: { item: request.index },
 		});

@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { MappedValueError } from '../errors';
 import { idValueToString } from '../key/deriveKey';
@@ -16,6 +16,7 @@ import { readCredentials } from './parameters/readCredentials';
 import { readEachItem } from './parameters/readEachItem';
 import { readResponse, storesResponse } from './parameters/readResponse';
 import { readTableRef } from './parameters/readTableRef';
+import { settledResult } from '../store/record/idempotencyResult';
 
 export type SettleOperation = 'complete' | 'release';
 
@@ -76,21 +77,16 @@ export async function executeSettle(
 	}
 	requests.forEach((request, position) => {
 		const { state, response } = settled[position];
-		const result: Record<string, unknown> = {
-			...((items[request.index].json.idempotency as object | undefined) ?? {}),
-			key: request.key,
+		const result = settledResult(
+			items[request.index].json.idempotency,
+			request.key,
 			operation,
-			// False when the key was not found, is held by another claim, or (Release) was already completed.
-			[operation === 'complete' ? 'completed' : 'released']:
-				state === (operation === 'complete' ? 'completed' : 'released'),
-			// What the row is now, in place of the claim's `processing`: completed, released (the row is
-			// gone), processing (held by another claim, untouched) or not_found.
-			status: state,
-		};
+			state,
+		);
 		// The response the key holds now, to answer with: the one just stored, or the first one stored.
 		if (storing) result.response = response;
 		out.push({
-			json: { ...items[request.index].json, idempotency: result },
+			json: { ...items[request.index].json, idempotency: result as IDataObject },
 			pairedItem: { item: request.index },
 		});
 	});

@@ -18,6 +18,7 @@ import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
+import { takenEventResult } from '../store/record/idempotencyResult';
 
 /**
  * For a scheduled workflow: takes over the kept events that are due and outputs each as the Webhook node
@@ -90,18 +91,7 @@ async function webhookShaped(
 		query: {},
 		// What n8n's Webhook node put there on the first run, read again from the same bytes.
 		body: body as IDataObject,
-		idempotency: {
-			key: event.key,
-			isNew: true,
-			status: 'processing',
-			reclaimed: true,
-			source: 'inbox',
-			claimId,
-			attempts: event.attempts,
-			lastError: event.lastError,
-			receivedAt: event.receivedAt.toISOString(),
-			leaseUntil: event.leaseUntil.toISOString(),
-		},
+		idempotency: takenEventResult(event, claimId) as IDataObject,
 	};
 	const mimeType = event.contentType ?? 'application/octet-stream';
 	return {

@@ -8,6 +8,7 @@ import {
 	type PostgresCredentials,
 } from './postgresCredentials';
 import { connectsWithTls } from './tlsDecision';
+import { processClock } from '../../shared/processClock';
 
 interface PoolEntry {
 	identity: ConnectionIdentity;
@@ -35,7 +36,7 @@ function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
 		const created: PoolEntry = {
 			identity: connectionIdentity(credentials),
 			pool: Promise.resolve(undefined as unknown as Pool),
-			lastUsed: Date.now(),
+			lastUsed: processClock.nowMs(),
 		};
 		created.pool = createPool(credentials, created);
 		// A pool that could not be set up is forgotten, so the next execution tries afresh.
@@ -44,7 +45,7 @@ function poolEntryFor(credentials: PostgresCredentials): PoolEntry {
 		entry = created;
 		startSweeper();
 	}
-	entry.lastUsed = Date.now();
+	entry.lastUsed = processClock.nowMs();
 	return entry;
 }
 
@@ -74,7 +75,7 @@ function startSweeper(): void {
  * node no shutdown hook, and a pool's idle connections (`allowExitOnIdle`) keep no process alive.
  */
 async function closeIdlePools(idleMs: number): Promise<void> {
-	const now = Date.now();
+	const now = processClock.nowMs();
 	for (const entry of [...pools]) {
 		if (now - entry.lastUsed < idleMs) continue;
 		const pool = await entry.pool.catch(() => undefined);

@@ -10,6 +10,7 @@ import { configurationVerdict, invalidItem, validItem } from './verdictItems';
 import { continuingSafely } from '../../shared/continuingSafely';
 import { itemFailure } from '../../shared/nodeError';
 import { readRawBody } from '../../shared/rawBody';
+import { processClock } from '../../shared/processClock';
 
 /** Output indexes of the Webhook Signature node. */
 const VALID_OUTPUT = 0;
@@ -41,7 +42,7 @@ async function verifyItems(
 	const outputs: INodeExecutionData[][] = [[], []];
 	const secrets = await readSigningSecrets(context);
 	// One clock for the whole execution: every item is judged against the same "now".
-	const nowSeconds = Date.now() / 1000;
+	const nowSeconds = processClock.nowMs() / 1000;
 
 	for (let index = 0; index < items.length; index++) {
 		const item = items[index];

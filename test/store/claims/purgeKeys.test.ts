@@ -38,6 +38,20 @@ describe('purge', () => {
 		expect((await rowsOf(table.pool, table.ref.qualified)).map((row) => row.key)).toEqual(['live']);
 	});
 
+	it('a processing claim of the original layout with no lease at all has ended (as its takeover and List Stuck Claims read it): an old one goes', async () => {
+		const table = await originalLayoutClaimTable();
+		await table.pool.query(
+			`INSERT INTO ${table.ref.qualified} (key, first_seen, status, lease_until) VALUES
+			 ('no-lease', $1, 'processing', NULL), ('no-lease:young', $2, 'processing', NULL)`,
+			[daysAgo(40), daysAgo(1)],
+		);
+		const result = await purgeKeys(table, { olderThanDays: 30, batchSize: 10, now });
+		expect(result.deleted).toBe(1);
+		expect((await rowsOf(table.pool, table.ref.qualified)).map((row) => row.key)).toEqual([
+			'no-lease:young',
+		]);
+	});
+
 	it('purges a table with only key and first_seen (no claim there is still being worked on)', async () => {
 		const admin = testPool(1);
 		const table = await freshClaimTable(

@@ -5,7 +5,7 @@
 import { completeClaims, releaseClaims } from '../../../nodes/Idempotency/store/claims/settleKeys';
 import { waitForRunningClaims } from '../../../nodes/Idempotency/store/claims/waitForRunningClaims';
 import type { ClaimOptions } from '../../../nodes/Idempotency/store/record/claimOutcome';
-import { freshClaimTable } from '../../support/testClaimTables';
+import { freshClaimTable, originalLayoutClaimTable } from '../../support/testClaimTables';
 
 const LEASE: Partial<ClaimOptions> = { mode: 'lease', leaseSeconds: 60 };
 const never = () => new Promise<void>(() => undefined);
@@ -38,6 +38,19 @@ describe('waiting for a running claim, inside one process', () => {
 		await waited;
 		expect(outcomes[0]).toMatchObject({ duplicateKind: 'completed', status: 'completed' });
 		expect(outcomes[0].response).toEqual({ statusCode: 200, headers: {}, body: 'done' });
+	});
+
+	it('a processing claim of the original layout left with no lease has ended: the next look takes it over', async () => {
+		const table = await originalLayoutClaimTable();
+		await table.claim(['evt:S0'], { ...LEASE, claimId: 'holder-claim-0000' });
+		const request = { key: 'evt:S0', fingerprint: null };
+		const outcomes = await table.claim([request], { ...LEASE, claimId: 'waiter-claim-0000' });
+		expect(outcomes[0].duplicateKind).toBe('in_progress');
+		await table.pool.query(`UPDATE ${table.ref.qualified} SET lease_until = NULL`);
+		await waitForRunningClaims(table, [request], outcomes, lease('waiter-claim-0000'), 60_000, () =>
+			Promise.resolve(),
+		);
+		expect(outcomes[0]).toMatchObject({ won: true, reclaimed: true, claimId: 'waiter-claim-0000' });
 	});
 
 	it('wakes at once when this process releases the key, and takes the claim', async () => {

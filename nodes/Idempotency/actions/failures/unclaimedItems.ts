@@ -1,4 +1,6 @@
-import type { INodeExecutionData, IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IExecuteFunctions } from 'n8n-workflow';
+
+import { unclaimedResult } from '../../store/record/idempotencyResult';
 
 /** Where the claim node sends an item it did not claim, under a Continue setting. */
 export type UnclaimedRoute = 'errorOutput' | 'duplicate';
@@ -27,13 +29,7 @@ export function unclaimedItem(
 		json: {
 			...source.json,
 			...failed.json,
-			idempotency: {
-				key: null,
-				isNew: false,
-				status: 'unclaimed',
-				duplicateKind: 'in_progress',
-				claimId: null,
-			},
+			idempotency: unclaimedResult() as IDataObject,
 		},
 		pairedItem: failed.pairedItem,
 	};

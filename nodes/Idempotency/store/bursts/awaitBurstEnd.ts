@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 
+import { processClock } from '../../../shared/processClock';
 import { CancelledError } from '../../errors';
 import { TAKEN_COLUMNS, type TakenRow } from './burstRecord';
 import { pauseUnlessSettled } from '../claims/settleSignals';
@@ -52,7 +53,7 @@ export async function awaitBurstEnd(
 	burstId: string,
 	claimId: string,
 	cancelled?: AbortSignal,
-	sleep: (ms: number) => Promise<void> = delay,
+	sleep: (ms: number) => Promise<void> = processClock.sleep,
 ): Promise<TakenRow | undefined> {
 	for (;;) {
 		const statement = namedStatement(lookSql(tables));
@@ -68,8 +69,4 @@ export async function awaitBurstEnd(
 		const gap = Math.min(LONGEST_GAP_MS, Math.ceil(row.wait_ms) + AFTER_END_MS);
 		await pauseUnlessSettled(tables.bursts, [burstId], gap, sleep);
 	}
-}
-
-function delay(ms: number): Promise<void> {
-	return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,6 +1,11 @@
 import { ClaimError } from '../../errors';
 import { storedResponseOf } from '../../response/storedResponse';
-import type { ClaimOptions, ClaimOutcome, ClaimRequest } from '../record/claimOutcome';
+import {
+	KEPT_EVENT_COLUMNS,
+	type ClaimOptions,
+	type ClaimOutcome,
+	type ClaimRequest,
+} from '../record/claimOutcome';
 import { claimStatement, type ClaimShape } from './claimSql';
 import type { ClaimTable } from '../table/claimTable';
 import { eventTableRef, scopeColumnMissing } from '../inbox/eventTable';
@@ -123,12 +128,9 @@ class KeyClaim {
 			if (!this.table.capabilities.eventScope && events.some((event) => event?.scope))
 				throw scopeColumnMissing(this.table.ref);
 			// A key without an event to keep (none offered) inserts nothing: body is NOT NULL.
-			const columns = [
-				events.map((event) => event?.contentType ?? null),
-				events.map((event) => event?.headers ?? null),
-				events.map((event) => event?.body ?? null),
-				events.map((event) => event?.scope ?? null),
-			];
+			const columns = KEPT_EVENT_COLUMNS.map(({ field }) =>
+				events.map((event) => event?.[field] ?? null),
+			);
 			values.push(...(single ? columns.map(([value]) => value) : columns));
 			values.push(this.options.maxAttempts ?? null);
 		}

@@ -1,8 +1,16 @@
 import type { ClaimTable } from '../table/claimTable';
-import { DIED_IN_LAST_RUN, eventTableRef, PARKED_LEASE } from '../inbox/eventTable';
+import { DIED_IN_LAST_RUN, eventTableRef } from '../inbox/eventTable';
+import {
+	DB_NOW,
+	expiredSql,
+	mineSql,
+	PARKED_LEASE,
+	parkedLeaseSql,
+	processingSql,
+} from '../record/claimConditions';
+import { FIRST_KEPT_EVENT_PARAM, KEPT_EVENT_COLUMNS } from '../record/claimOutcome';
 import { STATE_COLUMNS, STATE_TYPES, type StateColumn } from '../record/claimState';
 import { namedStatement as named, type NamedStatement } from '../statements/namedStatements';
-import { processingSql } from '../table/tableLayout';
 
 // The text depends only on the table, its columns and their types: build and hash it once, not per claim.
 const statements = new Map<string, NamedStatement>();
@@ -85,6 +93,16 @@ function claimSql(parts: ClaimSqlParts, shape: ClaimShape): string {
 		: parts.upsertBatch(upsert, shape.mode === 'lease', shape.keepEvents === true);
 }
 
+/** A claim's clock: $4 when the caller gave one, else the database's. */
+const CLAIM_CLOCK = `COALESCE($4::timestamptz, ${DB_NOW})`;
+
+type KeptEventField = (typeof KEPT_EVENT_COLUMNS)[number]['field'];
+
+/** The parameter of the i-th kept-event column. */
+function keptParam(i: number): string {
+	return `$${FIRST_KEPT_EVENT_PARAM + i}`;
+}
+
 /** Only counters changed: this transaction need not wait for its commit to reach disk. */
 const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)";
 
@@ -123,19 +141,23 @@ class ClaimSqlParts {
 		this.table = ref.qualified;
 		this.claimIdType = layout.claimIdType;
 		this.fingerprintType = layout.fingerprintType;
-		this.now = single ? 'COALESCE($4::timestamptz, now())' : 'clock.now';
+		this.now = single ? CLAIM_CLOCK : 'clock.now';
 		this.key = single ? '$1::text' : 'input.k';
 		this.fingerprint = single ? `$2::${this.fingerprintType}` : 'input.f';
 	}
 
 	/** The input arrays and the clock of a batch statement. */
 	private batchInputs(): string {
-		const kept = this.keepEvents ? ', $6::text[], $7::json[], $8::bytea[], $9::text[]' : '';
-		const keptNames = this.keepEvents ? ', ct, h, b, sc' : '';
+		const kept = this.keepEvents
+			? KEPT_EVENT_COLUMNS.map((column, i) => `, ${keptParam(i)}::${column.type}[]`).join('')
+			: '';
+		const keptNames = this.keepEvents
+			? KEPT_EVENT_COLUMNS.map(({ column }) => `, ${column}`).join('')
+			: '';
 		return (
 			`input AS (SELECT u.* FROM unnest($1::text[], $2::${this.fingerprintType}[]${kept}) AS u(k, f${keptNames})), ` +
 			// The claim ID is named here too, for a table that has no claim_token to write it to.
-			`clock AS (SELECT COALESCE($4::timestamptz, now()) AS now, ${this.claimId} AS claim_id)`
+			`clock AS (SELECT ${CLAIM_CLOCK} AS now, ${this.claimId} AS claim_id)`
 		);
 	}
 
@@ -145,7 +167,9 @@ class ClaimSqlParts {
 	 * so it costs only its parse.
 	 */
 	private singleParams(): string {
-		const kept = this.keepEvents ? ', $9::text AS sc, $10::integer AS ma' : '';
+		const kept = this.keepEvents
+			? `, ${this.keptValue('scope')} AS sc, $${FIRST_KEPT_EVENT_PARAM + KEPT_EVENT_COLUMNS.length}::integer AS ma`
+			: '';
 		return `params AS (SELECT $2::${this.fingerprintType} AS f, $3::${this.claimIdType} AS t${kept})`;
 	}
 
@@ -180,9 +204,7 @@ class ClaimSqlParts {
 			processing: capabilities.leases
 				? `COALESCE(${processingSql(layout, alias)}, false)`
 				: 'false',
-			mine: capabilities.leases
-				? `COALESCE(${alias}.claim_token = ${this.claimId}, false)`
-				: 'false',
+			mine: capabilities.leases ? mineSql(alias, this.claimId) : 'false',
 			lease_until: capabilities.leases ? `${alias}.lease_until` : none('lease_until'),
 			mismatch: capabilities.fingerprint
 				? `COALESCE(NOT ${this.sameFingerprintOrUnknown(`${alias}.fingerprint`, offered)}, false)`
@@ -222,7 +244,7 @@ class ClaimSqlParts {
 		return (
 			`WITH params AS (SELECT $3::${this.claimIdType} AS t) ` +
 			`SELECT e.key, ${this.stateColumns('e', `NULL::${this.fingerprintType}`)}, ` +
-			'COALESCE(e.lease_until <= COALESCE($2::timestamptz, now()), false) AS expired ' +
+			`COALESCE(${expiredSql(this.claimTable.layout, 'e', `COALESCE($2::timestamptz, ${DB_NOW})`)}, false) AS expired ` +
 			`FROM ${this.table} AS e WHERE e.key = ANY($1::text[])`
 		);
 	}
@@ -284,7 +306,7 @@ class ClaimSqlParts {
 	 */
 	leaseUpsert(): string {
 		const same = this.sameFingerprintOrUnknown('e.fingerprint', 'EXCLUDED.fingerprint');
-		const expired = `(${processingSql(this.claimTable.layout, 'e')} AND COALESCE(e.lease_until, '-infinity') <= EXCLUDED.first_seen)`;
+		const expired = expiredSql(this.claimTable.layout, 'e', 'EXCLUDED.first_seen');
 		// Max Attempts bounds runs whoever starts them: a sender's retry of an event that has started its last
 		// allowed run parks it (as Take Due would) instead of running it once more.
 		const spent = this.keepEvents
@@ -357,13 +379,12 @@ class ClaimSqlParts {
 	 */
 	private keptEvents(): string {
 		const events = eventTableRef(this.claimTable.ref).qualified;
-		const [from, ct, h, b, sc] = this.single
-			? ['touched t', '$6::text', '$7::json', '$8::bytea', '$9::text']
-			: ['touched t JOIN input ON input.k = t.key', 'input.ct', 'input.h', 'input.b', 'input.sc'];
+		const from = this.single ? 'touched t' : 'touched t JOIN input ON input.k = t.key';
 		const scoped = this.claimTable.capabilities.eventScope;
-		const columns = `key, content_type, headers, body${scoped ? ', scope' : ''}`;
-		const values = `t.key, ${ct}, ${h}, ${b}${scoped ? `, ${sc}` : ''}`;
-		const won = `${b} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM held_before WHERE held_before.key = t.key)`;
+		const written = KEPT_EVENT_COLUMNS.filter(({ column }) => scoped || column !== 'scope');
+		const columns = ['key', ...written.map(({ column }) => column)].join(', ');
+		const values = ['t.key', ...written.map(({ field }) => this.keptValue(field))].join(', ');
+		const won = `${this.keptValue('body')} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM held_before WHERE held_before.key = t.key)`;
 		// A new claim's event replaces whatever row its key left behind (a Release by a worker that did not
 		// know of this table yet): the delivery that runs is this one. A takeover counts one more run.
 		const fresh =
@@ -374,20 +395,25 @@ class ClaimSqlParts {
 			`WHERE t.fresh AND ${won} ON CONFLICT (key) DO UPDATE SET ${fresh}), ` +
 			`retaken AS (INSERT INTO ${events} AS v (${columns}) SELECT ${values} FROM ${from} ` +
 			`WHERE t.mine AND NOT t.fresh AND ${won} ON CONFLICT (key) DO UPDATE SET attempts = v.attempts + 1), ` +
-			`parked_events AS (UPDATE ${events} AS v SET dead_at = now(), last_error = COALESCE(v.last_error, '${DIED_IN_LAST_RUN}') ` +
+			`parked_events AS (UPDATE ${events} AS v SET dead_at = ${DB_NOW}, last_error = COALESCE(v.last_error, '${DIED_IN_LAST_RUN}') ` +
 			'FROM touched t WHERE v.key = t.key AND t.parked AND v.dead_at IS NULL)'
 		);
 	}
 
+	/** A kept event's field as this statement reads it: its parameter (one key) or its input column. */
+	private keptValue(field: KeptEventField): string {
+		const i = KEPT_EVENT_COLUMNS.findIndex((column) => column.field === field);
+		const { column, type } = KEPT_EVENT_COLUMNS[i];
+		return this.single ? `${keptParam(i)}::${type}` : `input.${column}`;
+	}
+
 	/** A row this statement parked: its lease is a dead letter's and another claim ID holds it. */
 	private parkedNow(alias: string): string {
-		return `(${alias}.lease_until = ${PARKED_LEASE} AND ${this.notMine(alias)})`;
+		return `(${parkedLeaseSql(alias)} AND ${this.notMine(alias)})`;
 	}
 
 	private notMine(alias: string): string {
-		return this.claimTable.capabilities.leases
-			? `NOT COALESCE(${alias}.claim_token = ${this.claimId}, false)`
-			: 'true';
+		return this.claimTable.capabilities.leases ? `NOT ${mineSql(alias, this.claimId)}` : 'true';
 	}
 
 	/**

@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 
 import { deleteInBatches } from '../statements/deleteInBatches';
 import { deleteWithEvents, eventTableRef } from '../inbox/eventTable';
+import { DB_NOW } from '../record/claimConditions';
 import { liveClaimSql } from '../record/liveClaims';
 import { readTableFacts } from '../table/tableFacts';
 import { layoutOf } from '../table/tableLayout';
@@ -46,7 +47,7 @@ export async function clearScope(
 		const rule = {
 			layout: layoutOf(facts.columns),
 			events: facts.eventTableExists ? eventTableRef(claimTable) : null,
-			now: 'now()',
+			now: DB_NOW,
 		};
 		const live = facts.columns.has('lease_until') ? ` AND NOT ${liveClaimSql(rule, 't')}` : '';
 		const { qualified } = claimTable;

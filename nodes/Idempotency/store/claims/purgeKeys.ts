@@ -1,6 +1,7 @@
 import type { ClaimTable } from '../table/claimTable';
 import { deleteInBatches } from '../statements/deleteInBatches';
 import { deleteWithEvents, eventTableRef } from '../inbox/eventTable';
+import { DB_NOW } from '../record/claimConditions';
 import { liveClaimSql } from '../record/liveClaims';
 
 export interface PurgeOptions {
@@ -29,7 +30,7 @@ export interface PurgeResult {
 export async function purgeKeys(table: ClaimTable, options: PurgeOptions): Promise<PurgeResult> {
 	const { qualified } = table.ref;
 	const clock = await table.pool.query<{ now: Date; cutoff: Date }>(
-		'SELECT COALESCE($1::timestamptz, now()) AS now, COALESCE($1::timestamptz, now()) - make_interval(secs => $2) AS cutoff',
+		`SELECT COALESCE($1::timestamptz, ${DB_NOW}) AS now, COALESCE($1::timestamptz, ${DB_NOW}) - make_interval(secs => $2) AS cutoff`,
 		[options.now ?? null, options.olderThanDays * 86_400],
 	);
 	const { now, cutoff } = clock.rows[0];

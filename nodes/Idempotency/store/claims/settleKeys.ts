@@ -3,8 +3,9 @@ import { openClaimTable, type ClaimTable } from '../table/claimTable';
 import { eventTableRef } from '../inbox/eventTable';
 import { signalSettled } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
-import { processingSql } from '../table/tableLayout';
+import { completedSetSql, processingSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
+import type { SettledStatus } from '../record/claimStatus';
 
 export interface SettleRequest {
 	key: string;
@@ -20,12 +21,9 @@ export interface SettleRequest {
 	response?: string;
 }
 
-/** What a claim's row is once Complete or Release has run for it. */
-export type SettledState = 'completed' | 'released' | 'processing' | 'not_found';
-
 /** A settled claim: what its row is now and, where Complete stored one, the response it holds. */
 export interface SettledClaim {
-	state: SettledState;
+	state: SettledStatus;
 	response: StoredResponse | null;
 }
 
@@ -53,13 +51,7 @@ export async function completeClaims(
 		? `(u.claim_id IS NULL OR t.claim_token = u.claim_id OR (t.claim_token IS NULL AND ${completed}))`
 		: 'true';
 	// A compact row is completed by clearing its lease; the original layout also says so in its status.
-	const sets = table.capabilities.leases
-		? [
-				...(table.layout.statusColumn ? ["status = 'completed'"] : []),
-				'lease_until = NULL',
-				'claim_token = NULL',
-			]
-		: [];
+	const sets = table.capabilities.leases ? completedSetSql(table.layout) : [];
 	// The first stored answer stays: a Complete retried after a lost reply stores nothing new.
 	if (storing) sets.push('response = COALESCE(e.response, targets.response)');
 	return settle(
@@ -190,7 +182,7 @@ async function settle(
 	for (const row of value.rows) {
 		const pair = pairs[Number(row.n) - 1];
 		if (row.settled) settledKeys.push(pair.key);
-		const state: SettledState = row.settled
+		const state: SettledStatus = row.settled
 			? settledState
 			: !row.present
 				? 'not_found'

@@ -1,5 +1,5 @@
 import type { ClaimTable } from '../table/claimTable';
-import { processingSql } from '../table/tableLayout';
+import { DB_NOW, expiredSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 
 export interface StuckClaimQuery {
@@ -93,15 +93,12 @@ export async function countStuckClaims(
 
 /** $1 the clock, $2 the age in seconds a key must reach before its claim counts as stuck. */
 function stuck(table: ClaimTable): string {
-	return (
-		`${processingSql(table.layout, 't')} AND COALESCE(t.lease_until, '-infinity') <= $1 ` +
-		'AND t.first_seen < $1 - make_interval(secs => $2)'
-	);
+	return `${expiredSql(table.layout, 't', '$1')} AND t.first_seen < $1 - make_interval(secs => $2)`;
 }
 
 async function clockOf(table: ClaimTable, now: Date | undefined): Promise<Date> {
 	const clock = await table.pool.query<{ now: Date }>(
-		'SELECT COALESCE($1::timestamptz, now()) AS now',
+		`SELECT COALESCE($1::timestamptz, ${DB_NOW}) AS now`,
 		[now ?? null],
 	);
 	return clock.rows[0].now;

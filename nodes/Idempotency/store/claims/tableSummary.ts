@@ -1,5 +1,5 @@
 import type { ClaimTable } from '../table/claimTable';
-import { processingSql } from '../table/tableLayout';
+import { DB_NOW, processingSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 
 export interface TableSummary {
@@ -34,7 +34,7 @@ export async function summarizeTable(
 		? `(SELECT count(*) FROM ${qualified} WHERE deliveries > 1 AND last_seen > clock.now - interval '1 day')`
 		: 'NULL::bigint';
 	const sql =
-		'WITH clock AS (SELECT COALESCE($1::timestamptz, now()) AS now), ' +
+		`WITH clock AS (SELECT COALESCE($1::timestamptz, ${DB_NOW}) AS now), ` +
 		`statuses AS (SELECT ${status} AS status, count(*) AS n FROM ${qualified} AS t GROUP BY 1), ` +
 		`oldest AS (SELECT key, first_seen FROM ${qualified} ORDER BY first_seen, key LIMIT 1) ` +
 		"SELECT clock.now, (SELECT COALESCE(json_object_agg(status, n), '{}') FROM statuses) AS by_status, " +

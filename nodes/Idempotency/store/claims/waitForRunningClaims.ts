@@ -6,6 +6,8 @@ import type { ClaimStateRow } from '../record/claimState';
 import type { ClaimTable } from '../table/claimTable';
 import { pauseUnlessSettled } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
+import { processClock } from '../../../shared/processClock';
+import { isParkedLease } from '../record/claimConditions';
 
 /** The first look comes soon (most business steps are short), then every 50 ms at most. */
 const FIRST_LOOK_MS = 10;
@@ -35,12 +37,12 @@ export async function waitForRunningClaims(
 	outcomes: ClaimOutcome[],
 	options: ClaimOptions,
 	waitMs: number,
-	sleep: (ms: number) => Promise<void> = delay,
+	sleep: (ms: number) => Promise<void> = processClock.sleep,
 ): Promise<void> {
-	const deadline = Date.now() + waitMs;
+	const deadline = processClock.nowMs() + waitMs;
 	let waiting = outcomes.flatMap((outcome, position) => (heldElsewhere(outcome) ? [position] : []));
 	for (let look = 0; waiting.length > 0; look++) {
-		const left = deadline - Date.now();
+		const left = deadline - processClock.nowMs();
 		if (left <= 0) return;
 		const keys = waiting.map((position) => requests[position].key);
 		// The next look comes after its gap, or at once when this process settles one of the keys.
@@ -69,9 +71,11 @@ export async function waitForRunningClaims(
  * dead letter (its lease is `infinity`): it never ends, so waiting would only delay the answer.
  */
 function heldElsewhere(outcome: ClaimOutcome): boolean {
-	// pg gives Postgres' infinity as the number Infinity (claim.operation's isoFormatter reads it the same way).
-	const parked = outcome.leaseUntil?.valueOf() === Infinity;
-	return outcome.duplicateKind === 'in_progress' && !outcome.mismatch && !parked;
+	return (
+		outcome.duplicateKind === 'in_progress' &&
+		!outcome.mismatch &&
+		!isParkedLease(outcome.leaseUntil)
+	);
 }
 
 /** Gaps grow from 10 ms to 50 ms, each shortened by up to a fifth so that waiters spread out. */
@@ -101,8 +105,4 @@ async function lookAt(
 		storedClaimId(table.layout, options.claimId),
 	]);
 	return new Map(rows.map((row) => [row.key, row]));
-}
-
-function delay(ms: number): Promise<void> {
-	return new Promise((resolve) => setTimeout(resolve, ms));
 }

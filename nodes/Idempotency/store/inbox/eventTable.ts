@@ -11,9 +11,6 @@ export interface EventTableRef {
 
 const SUFFIX = '_events';
 
-/** The lease of a parked event (a dead letter): it never ends, so nothing takes it until Requeue. */
-export const PARKED_LEASE = "'infinity'::timestamptz";
-
 /** Why an event was parked when its last allowed run ended without Complete or Retry Later. */
 export const DIED_IN_LAST_RUN =
 	'its last run ended without Complete or Retry Later (the execution died)';

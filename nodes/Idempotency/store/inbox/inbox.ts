@@ -1,7 +1,15 @@
 import type { ClaimTable } from '../table/claimTable';
-import { DIED_IN_LAST_RUN, eventTableRef, PARKED_LEASE, scopeColumnMissing } from './eventTable';
+import { DIED_IN_LAST_RUN, eventTableRef, scopeColumnMissing } from './eventTable';
+import {
+	DB_NOW,
+	deadSql,
+	heldSql,
+	leaseEndedSql,
+	mineSql,
+	PARKED_LEASE,
+	processingSql,
+} from '../record/claimConditions';
 import { storedClaimId } from '../record/storedValues';
-import { processingSql } from '../table/tableLayout';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 
 /**
@@ -56,12 +64,12 @@ export async function retryLater(
 		'LEAST($7::float8, CASE WHEN $5::float8 > 0 AND (ev.attempts - 1) * ln($6::float8) > 200 THEN $7::float8 ' +
 		'ELSE $5::float8 * power($6::float8, ev.attempts - 1) END) * (1 - $8::float8 * random())';
 	const sql =
-		`WITH held AS (SELECT c.key FROM ${claims} AS c WHERE c.key = $1 AND c.claim_token = $2::${table.layout.claimIdType} ` +
-		`AND ${processingSql(table.layout, 'c')} FOR UPDATE OF c), ` +
-		`ev AS (UPDATE ${events} AS v SET last_error = $3, dead_at = CASE WHEN v.attempts >= $4 THEN now() END ` +
+		`WITH held AS (SELECT c.key FROM ${claims} AS c WHERE c.key = $1 AND ${heldSql(table.layout, 'c', `$2::${table.layout.claimIdType}`)} ` +
+		'FOR UPDATE OF c), ' +
+		`ev AS (UPDATE ${events} AS v SET last_error = $3, dead_at = CASE WHEN v.attempts >= $4 THEN ${DB_NOW} END ` +
 		'FROM held WHERE v.key = held.key RETURNING v.key, v.attempts, v.dead_at IS NOT NULL AS dead), ' +
 		`moved AS (UPDATE ${claims} AS c SET lease_until = CASE WHEN ev.dead THEN ${PARKED_LEASE} ` +
-		`ELSE now() + make_interval(secs => ${delay}) END FROM ev WHERE c.key = ev.key RETURNING c.lease_until) ` +
+		`ELSE ${DB_NOW} + make_interval(secs => ${delay}) END FROM ev WHERE c.key = ev.key RETURNING c.lease_until) ` +
 		'SELECT h.n AS held, ev.attempts, ev.dead, moved.lease_until FROM (SELECT count(*)::integer AS n FROM held) AS h ' +
 		'LEFT JOIN ev ON true LEFT JOIN moved ON true';
 	const results: RetryLaterResult[] = [];
@@ -153,17 +161,17 @@ export async function takeDueEvents(table: ClaimTable, query: DueEventQuery): Pr
 	const inScope = table.capabilities.eventScope
 		? 'v.scope IS NOT DISTINCT FROM $5::text'
 		: '$5::text IS NULL';
-	const mine = `COALESCE(c.claim_token = $2::${table.layout.claimIdType}, false)`;
+	const mine = mineSql('c', `$2::${table.layout.claimIdType}`);
 	const sql =
 		`WITH due AS (SELECT c.key, ${mine} AS held, v.attempts >= $4 AND NOT ${mine} AS last ` +
 		`FROM ${claims} AS c JOIN ${events} AS v ON v.key = c.key ` +
-		`WHERE v.dead_at IS NULL AND ${processing} AND ${inScope} AND (COALESCE(c.lease_until, '-infinity') <= now() OR ${mine}) ` +
+		`WHERE v.dead_at IS NULL AND ${processing} AND ${inScope} AND (${leaseEndedSql('c', DB_NOW)} OR ${mine}) ` +
 		`ORDER BY ${mine} DESC, c.lease_until LIMIT $1 FOR UPDATE OF c SKIP LOCKED), ` +
 		`taken AS (UPDATE ${claims} AS c SET ` +
 		`claim_token = CASE WHEN due.last THEN c.claim_token ELSE $2::${table.layout.claimIdType} END, ` +
-		`lease_until = CASE WHEN due.last THEN ${PARKED_LEASE} WHEN due.held THEN c.lease_until ELSE now() + make_interval(secs => $3) END ` +
+		`lease_until = CASE WHEN due.last THEN ${PARKED_LEASE} WHEN due.held THEN c.lease_until ELSE ${DB_NOW} + make_interval(secs => $3) END ` +
 		'FROM due WHERE c.key = due.key RETURNING c.key, c.lease_until, due.last, due.held), ' +
-		`parked AS (UPDATE ${events} AS v SET dead_at = now(), ` +
+		`parked AS (UPDATE ${events} AS v SET dead_at = ${DB_NOW}, ` +
 		`last_error = COALESCE(v.last_error, '${DIED_IN_LAST_RUN}') ` +
 		'FROM taken WHERE v.key = taken.key AND taken.last RETURNING v.key), ' +
 		`counted AS (UPDATE ${events} AS v SET attempts = v.attempts + CASE WHEN taken.held THEN 0 ELSE 1 END ` +
@@ -228,10 +236,10 @@ export async function parkHeldEvents(
 	const sql =
 		'WITH input AS (SELECT * FROM unnest($1::text[], $3::text[]) AS u(key, reason)), ' +
 		`held AS (SELECT c.key, input.reason FROM ${claims} AS c JOIN input ON input.key = c.key ` +
-		`WHERE c.claim_token = $2::${table.layout.claimIdType} AND ${processingSql(table.layout, 'c')} ` +
+		`WHERE ${heldSql(table.layout, 'c', `$2::${table.layout.claimIdType}`)} ` +
 		'ORDER BY c.key COLLATE "C" FOR UPDATE OF c), ' +
 		`moved AS (UPDATE ${claims} AS c SET lease_until = ${PARKED_LEASE} FROM held WHERE c.key = held.key RETURNING c.key) ` +
-		`UPDATE ${events} AS v SET dead_at = now(), last_error = held.reason FROM held JOIN moved ON moved.key = held.key ` +
+		`UPDATE ${events} AS v SET dead_at = ${DB_NOW}, last_error = held.reason FROM held JOIN moved ON moved.key = held.key ` +
 		'WHERE v.key = held.key RETURNING v.key';
 	const { value } = await withTransientRetry(
 		table.pool,
@@ -251,8 +259,8 @@ export async function requeueEvents(table: ClaimTable, keys: string[]): Promise<
 	const claims = table.ref.qualified;
 	const events = eventTableRef(table.ref).qualified;
 	const sql =
-		`WITH back AS (UPDATE ${events} AS v SET dead_at = NULL, attempts = 0 WHERE v.key = ANY($1::text[]) AND v.dead_at IS NOT NULL RETURNING v.key), ` +
-		`due AS (UPDATE ${claims} AS c SET lease_until = now() FROM back WHERE c.key = back.key RETURNING c.key) ` +
+		`WITH back AS (UPDATE ${events} AS v SET dead_at = NULL, attempts = 0 WHERE v.key = ANY($1::text[]) AND ${deadSql('v')} RETURNING v.key), ` +
+		`due AS (UPDATE ${claims} AS c SET lease_until = ${DB_NOW} FROM back WHERE c.key = back.key RETURNING c.key) ` +
 		'SELECT key FROM due ORDER BY key';
 	const { value } = await withTransientRetry(
 		table.pool,
@@ -288,7 +296,7 @@ export async function listDeadLetters(
 				total: number;
 			}>(
 				'SELECT key, attempts, last_error, dead_at, received_at, count(*) OVER ()::integer AS total ' +
-					`FROM ${events} WHERE dead_at IS NOT NULL ORDER BY dead_at, key LIMIT $1`,
+					`FROM ${events} AS v WHERE ${deadSql('v')} ORDER BY dead_at, key LIMIT $1`,
 				[limit],
 			),
 		SETTLE_RETRY,

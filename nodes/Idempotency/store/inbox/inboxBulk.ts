@@ -1,8 +1,9 @@
 import type { ClaimTable } from '../table/claimTable';
 import { eventTableRef } from './eventTable';
 import { eventFilterSql, keptEventsSql, type EventFilter } from './inboxFilter';
-import { processingSql } from '../table/tableLayout';
+import { completedSetSql, DB_NOW, processingSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
+import { processClock } from '../../../shared/processClock';
 
 /**
  * Requeue and Discard for many kept events at once, picked by a filter (inboxFilter). Each batch is one
@@ -49,7 +50,7 @@ export function requeueMatchingEvents(
 		filter,
 		batchSize,
 		`back AS (UPDATE ${events} AS v SET dead_at = NULL, attempts = 0 FROM picked WHERE v.key = picked.key RETURNING v.key), ` +
-			`changed AS (UPDATE ${table.ref.qualified} AS c SET lease_until = now() FROM back WHERE c.key = back.key RETURNING c.key)`,
+			`changed AS (UPDATE ${table.ref.qualified} AS c SET lease_until = ${DB_NOW} FROM back WHERE c.key = back.key RETURNING c.key)`,
 	);
 }
 
@@ -64,11 +65,7 @@ export function discardMatchingEvents(
 	batchSize: number,
 ): Promise<BulkResult> {
 	const events = eventTableRef(table.ref).qualified;
-	const completed = [
-		...(table.layout.statusColumn ? ["status = 'completed'"] : []),
-		'lease_until = NULL',
-		'claim_token = NULL',
-	].join(', ');
+	const completed = completedSetSql(table.layout).join(', ');
 	return inKeyOrderBatches(
 		table,
 		filter,
@@ -112,7 +109,7 @@ async function inKeyOrderBatches(
 	let changed = 0;
 	let batches = 0;
 	for (;;) {
-		const started = Date.now();
+		const started = processClock.nowMs();
 		const { value } = await withTransientRetry(
 			table.pool,
 			(client) =>
@@ -124,7 +121,7 @@ async function inKeyOrderBatches(
 		changed += row.changed;
 		if (row.candidates < batchSize || row.last === null) break;
 		values[afterAt - 1] = row.last;
-		await new Promise((resolve) => setTimeout(resolve, Date.now() - started));
+		await processClock.sleep(processClock.nowMs() - started);
 	}
 	return { changed, batches };
 }

@@ -1,6 +1,6 @@
 import type { ClaimTable } from '../table/claimTable';
 import { eventTableRef, scopeColumnMissing } from './eventTable';
-import { processingSql } from '../table/tableLayout';
+import { DB_NOW, deadSql, dueSql, processingSql } from '../record/claimConditions';
 
 /** Which kept events a bulk operation acts on: never one that runs (its lease has not ended). */
 export type EventState = 'dead' | 'due' | 'deadOrDue';
@@ -45,9 +45,9 @@ export function eventFilterSql(table: ClaimTable, filter: EventFilter, values: u
 	if (filter.scope !== undefined && !table.capabilities.eventScope)
 		throw scopeColumnMissing(table.ref);
 	const param = (value: unknown) => `$${values.push(value)}`;
-	const dead = 'v.dead_at IS NOT NULL';
+	const dead = deadSql('v');
 	// As Take Due Events reads it: a lease that has ended, so no execution holds the event now.
-	const due = "v.dead_at IS NULL AND COALESCE(c.lease_until, '-infinity') <= now()";
+	const due = dueSql('v', 'c', DB_NOW);
 	const where = [
 		filter.state === 'dead' ? dead : filter.state === 'due' ? due : `(${dead} OR (${due}))`,
 	];

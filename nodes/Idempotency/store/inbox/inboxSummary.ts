@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 
 import type { ClaimTable } from '../table/claimTable';
+import { DB_NOW, deadSql, leaseEndedSql } from '../record/claimConditions';
 import { keptEventsSql } from './inboxFilter';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 import { inTransaction } from '../statements/inTransaction';
@@ -56,12 +57,12 @@ export async function summarizeInbox(table: ClaimTable): Promise<InboxSummary> {
 	// The claim node's Scope, as the event table records it (a table made before it recorded none).
 	const scope = table.capabilities.eventScope ? 'v.scope' : 'NULL::text';
 	const state =
-		"CASE WHEN v.dead_at IS NOT NULL THEN 'dead' " +
-		"WHEN COALESCE(c.lease_until, '-infinity') <= clock.now THEN 'due' " +
+		`CASE WHEN ${deadSql('v')} THEN 'dead' ` +
+		`WHEN ${leaseEndedSql('c', 'clock.now')} THEN 'due' ` +
 		"WHEN v.last_error IS NOT NULL THEN 'scheduled' ELSE 'running' END";
 	const age = (column: string) => `floor(extract(epoch FROM clock.now - min(${column})))::float8`;
 	const sql =
-		'WITH clock AS (SELECT now() AS now), ' +
+		`WITH clock AS (SELECT ${DB_NOW} AS now), ` +
 		`kept AS (SELECT ${scope} AS scope, ${state} AS state, v.received_at, v.dead_at, ` +
 		'COALESCE(c.lease_until, v.received_at) AS due_since ' +
 		`FROM clock, ${keptEventsSql(table)}) ` +

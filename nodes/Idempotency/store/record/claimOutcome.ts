@@ -1,4 +1,5 @@
 import type { StoredResponse } from '../../response/storedResponse';
+import type { ClaimStatus } from './claimStatus';
 
 /** Why a delivery is a duplicate: completed work is safe to answer 200; in-progress work should be retried later. */
 export type DuplicateKind = 'completed' | 'in_progress';
@@ -22,6 +23,20 @@ export interface KeptEvent {
 	/** The claim's Scope (null: none): Take Due Events with the same Scope runs it again. */
 	scope: string | null;
 }
+
+/**
+ * A kept event's fields as a claim statement takes them, in this order from its first parameter ($6):
+ * the field, the event table's column and its type. The one description from KeptEvent to the SQL.
+ */
+export const KEPT_EVENT_COLUMNS = [
+	{ field: 'contentType', column: 'content_type', type: 'text' },
+	{ field: 'headers', column: 'headers', type: 'json' },
+	{ field: 'body', column: 'body', type: 'bytea' },
+	{ field: 'scope', column: 'scope', type: 'text' },
+] as const satisfies ReadonlyArray<{ field: keyof KeptEvent; column: string; type: string }>;
+
+/** The claim statement's parameter that holds the first kept-event column. */
+export const FIRST_KEPT_EVENT_PARAM = 6;
 
 export interface ClaimOptions {
 	mode: ClaimMode;
@@ -47,7 +62,7 @@ export interface ClaimOutcome {
 	won: boolean;
 	/** Won by taking over a processing claim whose lease had expired. */
 	reclaimed: boolean;
-	status: 'completed' | 'processing';
+	status: ClaimStatus;
 	duplicateKind: DuplicateKind | null;
 	/** The key was seen before with a different payload fingerprint. */
 	mismatch: boolean;

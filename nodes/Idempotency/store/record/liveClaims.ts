@@ -1,5 +1,6 @@
 import type { EventTableRef } from '../inbox/eventTable';
-import { processingSql, type TableLayout } from '../table/tableLayout';
+import { leaseRunsSql, processingSql, runningSql } from './claimConditions';
+import type { TableLayout } from '../table/tableLayout';
 
 /** What decides whether a claim row may be deleted by age (Purge) or by scope (Clear). */
 export interface LiveClaimRule {
@@ -19,15 +20,14 @@ export interface LiveClaimRule {
  * letter. A dead letter may go only where the caller allows it. Only for tables with lease columns.
  */
 export function liveClaimSql(rule: LiveClaimRule, alias: string): string {
-	const processing = processingSql(rule.layout, alias);
-	if (!rule.events) return `(${processing} AND ${alias}.lease_until > ${rule.now})`;
+	if (!rule.events) return runningSql(rule.layout, alias, rule.now);
 	const events = rule.events.qualified;
 	const old = rule.deadLettersBefore;
 	const mayGo = old
 		? ` AND NOT EXISTS (SELECT 1 FROM ${events} AS v WHERE v.key = ${alias}.key AND ${old.enabled} AND v.dead_at < ${old.cutoff})`
 		: '';
 	return (
-		`(${processing}${mayGo} AND (${alias}.lease_until > ${rule.now} ` +
+		`(${processingSql(rule.layout, alias)}${mayGo} AND (${leaseRunsSql(alias, rule.now)} ` +
 		`OR EXISTS (SELECT 1 FROM ${events} AS v WHERE v.key = ${alias}.key)))`
 	);
 }

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 
 import { SETTLE_RETRY, withTransientRetry } from './transientErrors';
+import { processClock } from '../../../shared/processClock';
 
 /**
  * Sends one `DELETE … LIMIT <batch>` statement again and again until a batch deletes fewer rows than its
@@ -16,7 +17,7 @@ export async function deleteInBatches(
 	let deleted = 0;
 	let batches = 0;
 	for (;;) {
-		const started = Date.now();
+		const started = processClock.nowMs();
 		const { value } = await withTransientRetry(
 			pool,
 			(client) => client.query(sql, values),
@@ -26,7 +27,7 @@ export async function deleteInBatches(
 		batches++;
 		deleted += count;
 		if (count < batchSize) break;
-		await new Promise((resolve) => setTimeout(resolve, Date.now() - started));
+		await processClock.sleep(processClock.nowMs() - started);
 	}
 	return { deleted, batches };
 }

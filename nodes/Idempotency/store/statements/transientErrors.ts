@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { processClock } from '../../../shared/processClock';
 
 /**
  * Errors after which the same statement may be sent again on a fresh connection: the server went away
@@ -125,7 +126,7 @@ export async function withTransientRetry<T>(
 	run: (client: PoolClient) => Promise<T>,
 	budget: RetryBudget,
 ): Promise<Attempted<T>> {
-	const started = Date.now();
+	const started = processClock.nowMs();
 	let lostAttempts = 0;
 	for (let attempt = 1; ; attempt++) {
 		let client: PoolClient | undefined;
@@ -160,7 +161,7 @@ export async function withTransientRetry<T>(
 		const retryable =
 			(transient && !(mayHaveApplied && budget.unappliedOnly === true)) ||
 			(refused && budget.throughRefusals === true);
-		if (!retryable || Date.now() - started + pause > budget.totalMs) throw failure;
-		await new Promise((resolve) => setTimeout(resolve, pause));
+		if (!retryable || processClock.nowMs() - started + pause > budget.totalMs) throw failure;
+		await processClock.sleep(pause);
 	}
 }

@@ -12,6 +12,7 @@ import {
 	type TableCapabilities,
 } from './tableSchema';
 import type { TableRef } from './tableRef';
+import { processClock } from '../../../shared/processClock';
 
 /** A claim table as one handle: the pool that reaches it, its name, what it has and how it stores it. */
 export interface ClaimTable {
@@ -123,15 +124,19 @@ async function cachedPreparation(
 	// a user who turns the option on, as an error told them to, expects it to act on the next execution.
 	if (!entry || (createIfMissing && !entry.repaired) || needs.fresh)
 		return reprepare(pool, ref, needs);
-	if (Date.now() - entry.at > RECHECK_AFTER_MS) {
+	if (processClock.nowMs() - entry.at > RECHECK_AFTER_MS) {
 		// Read again in the background; the old picture serves until the new one is in, and stays if the
 		// read fails (a database that is restarting must not fail a Complete that only needs the old one).
-		entry.at = Date.now();
+		entry.at = processClock.nowMs();
 		const fresh = prepareTable(pool, ref, createIfMissing, needs.events);
 		fresh.then(
 			() =>
 				tables.get(ref.qualified) === entry &&
-				tables.set(ref.qualified, { prepared: fresh, at: Date.now(), repaired: createIfMissing }),
+				tables.set(ref.qualified, {
+					prepared: fresh,
+					at: processClock.nowMs(),
+					repaired: createIfMissing,
+				}),
 			() => undefined,
 		);
 	}
@@ -142,7 +147,7 @@ function reprepare(pool: Pool, ref: TableRef, needs: TableNeeds): Promise<Prepar
 	const tables = tablesOf(pool);
 	const entry: CacheEntry = {
 		prepared: prepareTable(pool, ref, needs.createIfMissing, needs.events),
-		at: Date.now(),
+		at: processClock.nowMs(),
 		repaired: needs.createIfMissing,
 	};
 	tables.set(ref.qualified, entry);

@@ -35,10 +35,3 @@ export function layoutOf(columns: Map<string, ColumnFacts>): TableLayout {
 		fingerprintType: bytes('fingerprint') ? 'bytea' : 'text',
 	};
 }
-
-/** SQL that is true while the row `alias` is a leased claim still being processed (lease expired or not). */
-export function processingSql(layout: TableLayout, alias: string): string {
-	return layout.statusColumn
-		? `${alias}.status = 'processing'`
-		: `${alias}.lease_until IS NOT NULL`;
-}
