@@ -33,7 +33,7 @@ import {
 	processingLeft,
 	waitFor,
 } from '../support/inbox';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 
 const GOOD_EVENTS = 40;
 const POISON_EVENTS = 3;

@@ -33,7 +33,7 @@ import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
 import { templateVariant } from './fixtures/templateVariants';
 import { makeDue, POISON, processingLeft } from '../support/inbox';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 
 const GOOD_EVENTS = 60;
 /** Good events that fail once and that this sender, like GitHub, sends once: only the retry workflow can run them. */

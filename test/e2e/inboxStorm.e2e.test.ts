@@ -26,7 +26,7 @@ import type { Pool } from 'pg';
 import {
 	restartBeforeComplete,
 	type RestartBeforeComplete,
-} from '../support/restartBeforeComplete';
+} from '../../harness/faults/restartBeforeComplete';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { webhookPathOf } from '../../harness/n8n/workflows';
@@ -53,7 +53,7 @@ import {
 	type PlannedEvent,
 	type SenderAnswer,
 } from '../support/inbox';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 
 const EVENTS = Number(process.env.E2E_INBOX_STORM_EVENTS ?? 300);
 const SEED = Number(process.env.E2E_INBOX_STORM_SEED ?? 20261204);

@@ -22,10 +22,10 @@ import type { Pool } from 'pg';
 import {
 	restartBeforeComplete,
 	type RestartBeforeComplete,
-} from '../support/restartBeforeComplete';
+} from '../../harness/faults/restartBeforeComplete';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
-import { QueueModeCluster } from '../support/queueModeCluster';
+import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
 import { webhookPathOf } from '../../harness/n8n/workflows';
 import type { AppDatabase } from '../../harness/postgres/appDatabase';
 import { OwnPostgres } from '../../harness/postgres/server';
@@ -47,7 +47,7 @@ import {
 	waitUntilDrained,
 	type SenderAnswer,
 } from '../support/inbox';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 
 const EVENTS = Number(process.env.E2E_INBOX_QUEUE_EVENTS ?? 300);
 const SEED = Number(process.env.E2E_INBOX_STORM_SEED ?? 20261204);

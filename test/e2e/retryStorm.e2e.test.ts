@@ -25,10 +25,10 @@ import { OwnPostgres } from '../../harness/postgres/server';
 import {
 	restartBeforeComplete,
 	type RestartBeforeComplete,
-} from '../support/restartBeforeComplete';
+} from '../../harness/faults/restartBeforeComplete';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
 import { planStorm } from '../support/stormPlan';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import {
 	terminateConnectionsOf,
 	type TerminatedConnections,

@@ -1,5 +1,5 @@
-import { startStack, type N8nRunner, type Stack, type StackOptions } from '../../harness/stack';
-import type { N8nInstance } from '../../harness/n8n/instance';
+import { startStack, type N8nRunner, type Stack, type StackOptions } from './stack';
+import type { N8nInstance } from './n8n/instance';
 
 /** Installing n8n on a cold cache takes minutes; stopping takes seconds. */
 const START_TIMEOUT_MS = 15 * 60_000;
