@@ -41,7 +41,7 @@ const MAX_ATTEMPTS = 3;
 const RUN_NOW = 'Run Now';
 
 const {
-	github,
+	template: github,
 	retryDue: [retryDue],
 } = inboxWorkflows({ maxAttempts: MAX_ATTEMPTS });
 

@@ -28,6 +28,8 @@ export const POISON = 1000;
 const SCHEDULE_TRIGGER = 'n8n-nodes-base.scheduleTrigger';
 
 export interface InboxWorkflowOptions {
+	/** The template that keeps events (default the GitHub one). */
+	template?: 'github-template.json' | 'stripe-template.json';
 	maxAttempts: number;
 	/** Claim With Lease's lease and Take Due Events' lease, in seconds (default: the templates' own). */
 	leaseSeconds?: number;
@@ -39,9 +41,9 @@ export interface InboxWorkflowOptions {
 	scheduleEverySeconds?: number;
 }
 
-/** The GitHub template and the Retry Due Events workflow(s), as shipped but for these settings. */
+/** The template and the Retry Due Events workflow(s), as shipped but for these settings. */
 export function inboxWorkflows(options: InboxWorkflowOptions): {
-	github: WorkflowJson;
+	template: WorkflowJson;
 	retryDue: WorkflowJson[];
 } {
 	const credentials = {
@@ -55,7 +57,7 @@ export function inboxWorkflows(options: InboxWorkflowOptions): {
 			...(options.backoff ? { backoff: options.backoff } : {}),
 		},
 	};
-	const github = templateVariant('github-template.json', {
+	const template = templateVariant(options.template ?? 'github-template.json', {
 		credentials,
 		nodes: {
 			'Idempotency Claim': { parameters: { ...lease, maxAttempts: options.maxAttempts } },
@@ -86,7 +88,7 @@ export function inboxWorkflows(options: InboxWorkflowOptions): {
 		}
 		return workflow;
 	});
-	return { github, retryDue };
+	return { template, retryDue };
 }
 
 /**
@@ -112,7 +114,7 @@ export function stormWorkflows(): {
 	retryIds: string[];
 	stack: { workflows: WorkflowJson[]; publish: string[]; appSql: string };
 } {
-	const { github, retryDue } = inboxWorkflows({
+	const { template: github, retryDue } = inboxWorkflows({
 		maxAttempts: STORM.maxAttempts,
 		leaseSeconds: STORM.leaseSeconds,
 		backoff: { baseSeconds: 1, factor: 2, capSeconds: 4, jitter: 0.2 },
