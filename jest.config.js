@@ -3,7 +3,7 @@
  * shared, signature, watermark, workflows) needs no shared database (the fault and harness tests start servers
  * of their own). `database` (the nodes, the store, the transport) talks to a real
  * Postgres, which its global setup starts once (TEST_DATABASE_URL, or an embedded server:
- * test/support/globalSetup.ts), and only when one of its tests runs.
+ * harness/postgres/jestGlobalSetup.ts), and only when one of its tests runs.
  */
 const DATABASE_LAYERS = ['node', 'store', 'transport'];
 
@@ -25,8 +25,8 @@ module.exports = {
 			...project,
 			displayName: 'database',
 			roots: DATABASE_LAYERS.map((layer) => `<rootDir>/test/${layer}`),
-			globalSetup: '<rootDir>/test/support/globalSetup.ts',
-			globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
+			globalSetup: '<rootDir>/harness/postgres/jestGlobalSetup.ts',
+			globalTeardown: '<rootDir>/harness/postgres/jestGlobalTeardown.ts',
 		},
 	],
 	testTimeout: 60_000,

@@ -31,14 +31,40 @@ function node(
 	return { id: randomUUID(), name, type, typeVersion, position: [0, 0], parameters, ...extra };
 }
 
-function webhook(path: string): WorkflowNode {
+/** Answered by a Respond node (raw body kept for the signature), or, for a poll, when the workflow ends. */
+function webhook(
+	path: string,
+	answered: 'byRespondNode' | 'whenDone' = 'byRespondNode',
+): WorkflowNode {
+	const response =
+		answered === 'byRespondNode'
+			? { responseMode: 'responseNode', options: { rawBody: true } }
+			: { responseMode: 'lastNode', responseData: 'noData', options: {} };
 	return node(
 		'Webhook',
 		'n8n-nodes-base.webhook',
 		2,
-		{ httpMethod: 'POST', path, responseMode: 'responseNode', options: { rawBody: true } },
+		{ httpMethod: 'POST', path, ...response },
 		{ webhookId: randomUUID() },
 	);
+}
+
+function splitOut(field: string): WorkflowNode {
+	return node('Split Out', 'n8n-nodes-base.splitOut', 1, {
+		fieldToSplitOut: field,
+		include: 'noOtherFields',
+		options: {},
+	});
+}
+
+/** Remove Duplicates, "Remove Items Processed in Previous Executions", Value Is New on `dedupeValue`. */
+function removeDuplicates(dedupeValue: string): WorkflowNode {
+	return node('Remove Duplicates', 'n8n-nodes-base.removeDuplicates', 2, {
+		operation: 'removeItemsSeenInPreviousExecutions',
+		logic: 'removeItemsWithAlreadySeenKeyValues',
+		dedupeValue,
+		options: {},
+	});
 }
 
 function respond(name: string, body: string): WorkflowNode {
@@ -59,17 +85,25 @@ function claim(extraParameters: Record<string, unknown> = {}): WorkflowNode {
 	);
 }
 
-function businessInsert(keyExpression: string, eventType: string): WorkflowNode {
+/** n8n's Postgres node running `query` with the values `replacement` (an n8n expression's array). */
+function businessStep(query: string, replacement: string): WorkflowNode {
 	return node(
 		'Business Step',
 		'n8n-nodes-base.postgres',
 		2.6,
 		{
 			operation: 'executeQuery',
-			query: `INSERT INTO ${BUSINESS_TABLE} (event_key, event_type) VALUES ($1, $2)`,
-			options: { queryReplacement: `={{ [ ${keyExpression}, '${eventType}' ] }}` },
+			query,
+			options: { queryReplacement: `={{ [ ${replacement} ] }}` },
 		},
 		{ credentials: postgresCredentials },
+	);
+}
+
+function businessInsert(keyExpression: string, eventType: string): WorkflowNode {
+	return businessStep(
+		`INSERT INTO ${BUSINESS_TABLE} (event_key, event_type) VALUES ($1, $2)`,
+		`${keyExpression}, '${eventType}'`,
 	);
 }
 
@@ -183,12 +217,7 @@ export function removeDuplicatesWorkflow(path: string, eventType: string): Workf
 		'bench: Remove Duplicates + business step',
 		[
 			webhook(path),
-			node('Remove Duplicates', 'n8n-nodes-base.removeDuplicates', 2, {
-				operation: 'removeItemsSeenInPreviousExecutions',
-				logic: 'removeItemsWithAlreadySeenKeyValues',
-				dedupeValue: '={{ $json.body.id }}',
-				options: {},
-			}),
+			removeDuplicates('={{ $json.body.id }}'),
 			businessInsert("'evt:' + $json.body.id", eventType),
 			respond('Respond Processed', '{"status":"processed"}'),
 		],
@@ -206,11 +235,7 @@ export function batchClaimWorkflow(path = 'bench-batch-claim'): WorkflowJson {
 		'bench: batched claims',
 		[
 			webhook(path),
-			node('Split Out', 'n8n-nodes-base.splitOut', 1, {
-				fieldToSplitOut: 'body.events',
-				include: 'noOtherFields',
-				options: {},
-			}),
+			splitOut('body.events'),
 			claim({ keySource: 'field', fieldPath: 'id' }),
 			respond('Respond New', '={{ { status: "new", count: $input.all().length } }}'),
 			respond('Respond Duplicate', '={{ { status: "duplicate", count: $input.all().length } }}'),
@@ -238,33 +263,15 @@ function polledWorkflow(
 	side: string,
 	dedupe: WorkflowNode,
 ): WorkflowJson {
-	const trigger = node(
-		'Webhook',
-		'n8n-nodes-base.webhook',
-		2,
-		{ httpMethod: 'POST', path, responseMode: 'lastNode', responseData: 'noData', options: {} },
-		{ webhookId: randomUUID() },
-	);
 	const built = workflow(
 		`bench: polled feed, ${name}`,
 		[
-			trigger,
-			node('Split Out', 'n8n-nodes-base.splitOut', 1, {
-				fieldToSplitOut: 'body.items',
-				include: 'noOtherFields',
-				options: {},
-			}),
+			webhook(path, 'whenDone'),
+			splitOut('body.items'),
 			dedupe,
-			node(
-				'Business Step',
-				'n8n-nodes-base.postgres',
-				2.6,
-				{
-					operation: 'executeQuery',
-					query: `INSERT INTO ${POLLED_BUSINESS_TABLE} (side, item_id) VALUES ($1, $2)`,
-					options: { queryReplacement: `={{ [ '${side}', $json.id ] }}` },
-				},
-				{ credentials: postgresCredentials },
+			businessStep(
+				`INSERT INTO ${POLLED_BUSINESS_TABLE} (side, item_id) VALUES ($1, $2)`,
+				`'${side}', $json.id`,
 			),
 		],
 		{ Webhook: ['Split Out'], 'Split Out': [dedupe.name], [dedupe.name]: ['Business Step'] },
@@ -311,7 +318,7 @@ export function polledClaimWorkflow(
 	);
 }
 
-/** Remove Duplicates, "Remove Items Processed in Previous Executions", Value Is New on `{{ $json.id }}`. */
+/** Remove Duplicates, Value Is New on `{{ $json.id }}`. */
 export function polledRemoveDuplicatesWorkflow(
 	path = 'bench-polled-remove-duplicates',
 ): WorkflowJson {
@@ -319,12 +326,7 @@ export function polledRemoveDuplicatesWorkflow(
 		'Remove Duplicates',
 		path,
 		'removeDuplicates',
-		node('Remove Duplicates', 'n8n-nodes-base.removeDuplicates', 2, {
-			operation: 'removeItemsSeenInPreviousExecutions',
-			logic: 'removeItemsWithAlreadySeenKeyValues',
-			dedupeValue: '={{ $json.id }}',
-			options: {},
-		}),
+		removeDuplicates('={{ $json.id }}'),
 	);
 }
 

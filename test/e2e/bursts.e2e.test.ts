@@ -23,7 +23,7 @@ import {
 	SMALL_BURST_SIZES,
 	waitForBurstRuns,
 } from '../../harness/webhooks/chatConversations';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import { BURST_RUNS_SQL, burstWorkflow } from '../../harness/n8n/burstWorkflows';
 
 const RULES = {

@@ -12,7 +12,7 @@
 import type { Pool } from 'pg';
 
 import type { N8nExecutions } from '../../harness/n8n/executions';
-import { QueueModeCluster } from '../support/queueModeCluster';
+import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
 import { webhookPathOf } from '../../harness/n8n/workflows';
 import {
 	BURST_SIZES,
@@ -24,7 +24,7 @@ import {
 	SMALL_BURST_SIZES,
 	waitForBurstRuns,
 } from '../../harness/webhooks/chatConversations';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import { BURST_RUNS_SQL, burstWorkflow } from '../../harness/n8n/burstWorkflows';
 
 const RULES = {

@@ -2,7 +2,7 @@
  * The node template in real n8n 2.x with its Postgres behind PgBouncer (transaction mode, Debian's 1.18)
  * while the primary fails over to a streaming standby, in a storm of retried deliveries: the primary stops
  * right after one event's business step committed and before its Mark Key Completed settled the claim, the
- * standby is promoted, and PgBouncer is pointed at it and reloaded (test/support/failoverBeforeComplete.ts).
+ * standby is promoted, and PgBouncer is pointed at it and reloaded (harness/faults/failoverBeforeComplete.ts).
  * Once with a synchronous standby (the primary's commits wait for it), once with an asynchronous one, on one
  * n8n. Complete rides out what the failover answers it (the cut session, then PgBouncer's 08P01 "server login
  * has been failing" for server_login_retry, 15 s) instead of taking its failure output: no answer says
@@ -20,10 +20,10 @@ import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance'
 import { loadShippedWorkflow, webhookPathOf } from '../../harness/n8n/workflows';
 import { OwnPostgres } from '../../harness/postgres/server';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
-import { failoverBeforeComplete } from '../support/failoverBeforeComplete';
-import { stackForSuite } from '../support/stackForSuite';
+import { failoverBeforeComplete } from '../../harness/faults/failoverBeforeComplete';
+import { stackForSuite } from '../../harness/stackForSuite';
 import { planStorm, type StormEvent } from '../support/stormPlan';
-import { TransactionPooler } from '../support/transactionPooler';
+import { TransactionPooler } from '../../harness/postgres/transactionPooler';
 
 const EVENTS = 16;
 const LEASE_SECONDS = 45;

@@ -12,13 +12,13 @@ import type { Pool } from 'pg';
 
 import { credentialsFromUrl } from '../../harness/postgres/connections';
 import { startTestPostgres, type PostgresServer } from '../../harness/postgres/server';
-import { TransactionPooler } from '../support/transactionPooler';
+import { TransactionPooler } from '../../harness/postgres/transactionPooler';
 import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL } from '../../harness/n8n/credentials';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { webhookPathOf } from '../../harness/n8n/workflows';
 import { apiClaimKey, callApi, ordersFor, type ApiAnswer } from '../../harness/webhooks/apiCaller';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import { templateVariant } from './fixtures/templateVariants';
 
 const N8N_SCHEMA = 'n8n_api';

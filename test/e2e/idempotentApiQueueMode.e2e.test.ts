@@ -14,10 +14,10 @@ import type { Pool } from 'pg';
 import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL } from '../../harness/n8n/credentials';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
-import { QueueModeCluster } from '../support/queueModeCluster';
+import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
 import { webhookPathOf } from '../../harness/n8n/workflows';
 import { callApi, ordersFor } from '../../harness/webhooks/apiCaller';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import { templateVariant } from './fixtures/templateVariants';
 
 const N8N_SCHEMA = 'n8n_api_queue';

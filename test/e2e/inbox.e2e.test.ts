@@ -33,7 +33,7 @@ import {
 	processingLeft,
 	waitFor,
 } from '../support/inbox';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 
 const GOOD_EVENTS = 40;
 const POISON_EVENTS = 3;
@@ -41,7 +41,7 @@ const MAX_ATTEMPTS = 3;
 const RUN_NOW = 'Run Now';
 
 const {
-	github,
+	template: github,
 	retryDue: [retryDue],
 } = inboxWorkflows({ maxAttempts: MAX_ATTEMPTS });
 

@@ -18,11 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import Stripe from 'stripe';
 
-import {
-	IDEMPOTENCY_CREDENTIAL,
-	SIGNING_CREDENTIAL,
-	TEMPLATE_SIGNING_SECRET,
-} from '../../harness/n8n/credentials';
+import { TEMPLATE_SIGNING_SECRET } from '../../harness/n8n/credentials';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { N8nManualRuns } from '../../harness/n8n/manualRuns';
@@ -31,9 +27,8 @@ import { ensureRuntime } from '../../harness/n8n/runtime';
 import { webhookPathOf } from '../../harness/n8n/workflows';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
-import { templateVariant } from './fixtures/templateVariants';
-import { makeDue, POISON, processingLeft } from '../support/inbox';
-import { stackForSuite } from '../support/stackForSuite';
+import { inboxWorkflows, makeDue, POISON, processingLeft } from '../support/inbox';
+import { stackForSuite } from '../../harness/stackForSuite';
 
 const GOOD_EVENTS = 60;
 /** Good events that fail once and that this sender, like GitHub, sends once: only the retry workflow can run them. */
@@ -48,24 +43,13 @@ const SENDER_FIRST_MS = 60_000;
 const RUN_NOW = 'Run Now';
 
 const stripe = new Stripe('sk_test_inbox_not_a_real_key');
-const credentials = {
-	idempotencyWebhookSigningApi: SIGNING_CREDENTIAL,
-	idempotencyPostgresApi: IDEMPOTENCY_CREDENTIAL,
-};
-const retryLater = { parameters: { maxAttempts: MAX_ATTEMPTS, backoff: BACKOFF } };
-const stripeTemplate = templateVariant('stripe-template.json', {
-	credentials,
-	nodes: {
-		'Idempotency Claim': { parameters: { maxAttempts: MAX_ATTEMPTS } },
-		'Retry Later': retryLater,
-	},
-});
-const retryDue = templateVariant('retry-due-events.json', {
-	credentials,
-	nodes: {
-		'Take Due Events': { parameters: { maxAttempts: MAX_ATTEMPTS } },
-		'Retry Later': retryLater,
-	},
+const {
+	template: stripeTemplate,
+	retryDue: [retryDue],
+} = inboxWorkflows({
+	template: 'stripe-template.json',
+	maxAttempts: MAX_ATTEMPTS,
+	backoff: BACKOFF,
 });
 
 /** Planned failures by the attempt the event is on (the inbox's own count): attempt ≤ failures raises. */

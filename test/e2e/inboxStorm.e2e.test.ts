@@ -1,5 +1,5 @@
 /**
- * The inbox's storm in real n8n 2.x (issue 30): a sender that never retries (GitHub's way: each event
+ * Kept events through a storm in real n8n 2.x, every good event run once: a sender that never retries (GitHub's way: each event
  * delivered once, signed, 8 in flight) sends E2E_INBOX_STORM_EVENTS (default 300) events through the
  * shipped GitHub template (Keep Event, Retry Later). About 10 % of the events' business steps fail once and
  * a few poison events fail always (a trigger on business_log, planned by the event's attempt count). n8n
@@ -23,77 +23,50 @@
  */
 import type { Pool } from 'pg';
 
-import {
-	restartBeforeComplete,
-	type RestartBeforeComplete,
-} from '../support/restartBeforeComplete';
+import type { RestartBeforeComplete } from '../../harness/faults/restartBeforeComplete';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { webhookPathOf } from '../../harness/n8n/workflows';
-import type { AppDatabase } from '../../harness/postgres/appDatabase';
-import { OwnPostgres } from '../../harness/postgres/server';
 import {
 	deliverEachOnce,
 	deliverOnce,
 	expectDrained,
 	fillPlan,
 	inboxOutcome,
-	INBOX_PLAN_SQL,
-	isPoison,
 	STORM,
 	stormWorkflows,
-	lostWithoutKeptEvents,
 	NO_ANSWER,
 	plannedEvent,
+	printStorm,
 	stormEvents,
-	answersHeard,
-	outcomeInWords,
 	waitFor,
 	waitUntilDrained,
 	type PlannedEvent,
 	type SenderAnswer,
 } from '../support/inbox';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackOnOwnAppServerForSuite } from '../../harness/stackForSuite';
 
 const EVENTS = Number(process.env.E2E_INBOX_STORM_EVENTS ?? 300);
-const SEED = Number(process.env.E2E_INBOX_STORM_SEED ?? 20261204);
-const POISON_EVENTS = 3;
 const KILLS = 3;
 const KILLED_STEPS_PER_KILL = 2;
 const IN_FLIGHT = 8;
 
-const { github, retryDue, retryIds } = stormWorkflows();
+const { github, retryIds, stack } = stormWorkflows();
 
-let appServer: OwnPostgres | undefined;
-let app: AppDatabase;
 let pool: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
-stackForSuite(
-	async () => {
-		appServer = await OwnPostgres.start();
-		return {
-			appDatabase: 'inbox_storm',
-			n8nSchema: 'n8n_inbox_storm',
-			// The workflows' tables on a server of their own: its restart leaves n8n's own database up.
-			appServerUrl: appServer.url,
-			workflows: [github, ...retryDue],
-			publish: [github.id, ...retryIds],
-			appSql: INBOX_PLAN_SQL,
-		};
-	},
-	(started) => {
-		({ app, pool, n8n, executions } = started);
-		pool.on('error', () => undefined); // the restart ends the test's idle connections too
-	},
+// The workflows' tables on a server of their own: its restart leaves n8n's own database up.
+const suite = stackOnOwnAppServerForSuite(
+	{ appDatabase: 'inbox_storm', n8nSchema: 'n8n_inbox_storm', ...stack },
+	(started) => ({ pool, n8n, executions } = started),
 );
-afterAll(() => appServer?.stop(), 60_000);
 
 const url = () => n8n!.webhookUrl(webhookPathOf(github));
 
 it(
-	`${EVENTS} events sent once each, ~10 % failing once, ${POISON_EVENTS} poison, n8n killed ${KILLS} times mid-step, ` +
+	`${EVENTS} events sent once each, ~10 % failing once, ${STORM.poisonEvents} poison, n8n killed ${KILLS} times mid-step, ` +
 		'Postgres restarted between a business commit and Complete, two scheduled retry workflows: ' +
 		'every good event once, the poison ones dead letters, nothing stuck',
 	() => explainedByN8nLog(n8n, storm),
@@ -109,7 +82,11 @@ async function storm(): Promise<void> {
 	);
 	// Its business step takes a second, so the claim row can be locked before Complete comes.
 	const restarted = plannedEvent(0, { attempt: 1, seconds: 1 });
-	const regular = stormEvents(EVENTS - KILLS * KILLED_STEPS_PER_KILL - 1, POISON_EVENTS, SEED);
+	const regular = stormEvents(
+		EVENTS - KILLS * KILLED_STEPS_PER_KILL - 1,
+		STORM.poisonEvents,
+		STORM.seed,
+	);
 	const events = [...regular, ...killed.flat(), restarted];
 	await fillPlan(pool, events);
 
@@ -132,14 +109,12 @@ async function storm(): Promise<void> {
 	for (const [index, part] of parts.entries()) {
 		const restarting =
 			index === restartPart
-				? restartBeforeComplete({
-						server: appServer!,
-						admin: pool,
-						adminUrl: app.adminUrl,
-						key: restarted.key,
-						downMs: STORM.restartDownMs,
-						timeoutMs: 120_000,
-					}).then((done) => (restart = done))
+				? suite
+						.restartBeforeComplete(restarted.key, {
+							downMs: STORM.restartDownMs,
+							timeoutMs: 120_000,
+						})
+						.then((done) => (restart = done))
 				: undefined;
 		await deliverEachOnce(url(), part, IN_FLIGHT, answers);
 		await restarting;
@@ -157,33 +132,17 @@ async function storm(): Promise<void> {
 	);
 	const outcome = await inboxOutcome(pool, events);
 
-	const retryRuns = await Promise.all(
-		retryIds.map((id) => executions.settledStatusCounts(id, firstExecution, 10_000)),
-	);
-	const release = lostWithoutKeptEvents(answers);
-	console.log(
-		`inbox storm (seed ${SEED}): ${JSON.stringify(
-			{
-				events: events.length,
-				deliveries: answers.size,
-				answersHeard: answersHeard(answers),
-				plannedFailingOnce: regular.filter((e) => e.failures === 1).length,
-				poison: events.filter(isPoison).length,
-				n8nKills: kills,
-				restartBeforeComplete: restart ?? null,
-				retryWorkflowRuns: retryRuns,
-				seconds: Math.round((Date.now() - started) / 1000),
-			},
-			null,
-			1,
-		)}`,
-	);
-	console.log(
-		`inbox storm, kept events: ${outcomeInWords(outcome, events)}. ` +
-			'The same storm without kept events (the Release template): ' +
-			`${release.lost} of ${events.length} events lost (${JSON.stringify(release.byAnswer)}: their only delivery ` +
-			'failed or died, and the sender never asks again)',
-	);
+	const retryRuns = await printStorm({
+		title: 'inbox storm',
+		executions,
+		retryIds,
+		firstExecution,
+		events,
+		answers,
+		outcome,
+		startedAt: started,
+		figures: { n8nKills: kills, restartBeforeComplete: restart ?? null },
+	});
 
 	await expectDrained(pool, events, STORM.maxAttempts);
 	expect(restart).toBeDefined();

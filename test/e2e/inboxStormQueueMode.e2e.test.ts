@@ -19,39 +19,28 @@
  */
 import type { Pool } from 'pg';
 
-import {
-	restartBeforeComplete,
-	type RestartBeforeComplete,
-} from '../support/restartBeforeComplete';
+import type { RestartBeforeComplete } from '../../harness/faults/restartBeforeComplete';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
-import { QueueModeCluster } from '../support/queueModeCluster';
+import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
 import { webhookPathOf } from '../../harness/n8n/workflows';
-import type { AppDatabase } from '../../harness/postgres/appDatabase';
-import { OwnPostgres } from '../../harness/postgres/server';
 import {
 	deliverEachOnce,
 	expectDrained,
 	fillPlan,
 	inboxOutcome,
-	INBOX_PLAN_SQL,
-	isPoison,
 	STORM,
 	stormWorkflows,
-	lostWithoutKeptEvents,
 	plannedEvent,
+	printStorm,
 	stormEvents,
-	answersHeard,
-	outcomeInWords,
 	waitFor,
 	waitUntilDrained,
 	type SenderAnswer,
 } from '../support/inbox';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackOnOwnAppServerForSuite } from '../../harness/stackForSuite';
 
 const EVENTS = Number(process.env.E2E_INBOX_QUEUE_EVENTS ?? 300);
-const SEED = Number(process.env.E2E_INBOX_STORM_SEED ?? 20261204);
-const POISON_EVENTS = 3;
 /** Events whose retry sleeps, so a worker can be killed inside it; one Take Due run may hold them all. */
 const SLOW_RETRIES = 2;
 /** Their retries one after another stay well inside the lease. */
@@ -59,46 +48,34 @@ const SLOW_RETRY_SECONDS = 5;
 const IN_FLIGHT = 6;
 const WORKER_NAMES = ['worker-1', 'worker-2'];
 
-const { github, retryDue, retryIds } = stormWorkflows();
+const { github, retryIds, stack } = stormWorkflows();
 
-let appServer: OwnPostgres | undefined;
-let app: AppDatabase;
 let pool: Pool;
 let cluster: QueueModeCluster | undefined;
 let executions: N8nExecutions;
 
-stackForSuite(
-	async () => {
-		appServer = await OwnPostgres.start();
-		return {
-			appDatabase: 'inbox_queue',
-			n8nSchema: 'n8n_inbox_queue',
-			appServerUrl: appServer.url,
-			workflows: [github, ...retryDue],
-			publish: [github.id, ...retryIds],
-			appSql: INBOX_PLAN_SQL,
-			env: { PGAPPNAME: 'n8n-main' },
-			launch: (n8n) =>
-				QueueModeCluster.create({
-					...n8n,
-					workers: WORKER_NAMES.length,
-					// Each worker's connections carry its name: pg_stat_activity shows which one runs a step,
-					// and business_log.written_by which one wrote a row.
-					workerEnv: (index) => ({ PGAPPNAME: WORKER_NAMES[index] }),
-				}),
-		};
+const suite = stackOnOwnAppServerForSuite(
+	{
+		appDatabase: 'inbox_queue',
+		n8nSchema: 'n8n_inbox_queue',
+		...stack,
+		env: { PGAPPNAME: 'n8n-main' },
+		launch: (n8n) =>
+			QueueModeCluster.create({
+				...n8n,
+				workers: WORKER_NAMES.length,
+				// Each worker's connections carry its name: pg_stat_activity shows which one runs a step,
+				// and business_log.written_by which one wrote a row.
+				workerEnv: (index) => ({ PGAPPNAME: WORKER_NAMES[index] }),
+			}),
 	},
-	(started) => {
-		({ app, pool, n8n: cluster, executions } = started);
-		pool.on('error', () => undefined); // the restart ends the test's idle connections too
-	},
+	(started) => ({ pool, n8n: cluster, executions } = started),
 );
-afterAll(() => appServer?.stop(), 60_000);
 
 const url = () => cluster!.webhookUrl(webhookPathOf(github));
 
 it(
-	`queue mode: ${EVENTS} events sent once each, ~10 % failing once, ${POISON_EVENTS} poison, Postgres restarted ` +
+	`queue mode: ${EVENTS} events sent once each, ~10 % failing once, ${STORM.poisonEvents} poison, Postgres restarted ` +
 		'between a business commit and Complete, two scheduled retry workflows on the workers, a worker killed ' +
 		'while it runs retried events: every good event once, the poison ones dead letters, nothing stuck',
 	() => explainedByN8nLog(cluster, storm),
@@ -108,7 +85,7 @@ it(
 async function storm(): Promise<void> {
 	const started = Date.now();
 	const restarted = plannedEvent(0, { attempt: 1, seconds: 1 });
-	const regular = stormEvents(EVENTS - SLOW_RETRIES - 1, POISON_EVENTS, SEED);
+	const regular = stormEvents(EVENTS - SLOW_RETRIES - 1, STORM.poisonEvents, STORM.seed);
 	const slowRetries = Array.from({ length: SLOW_RETRIES }, () =>
 		plannedEvent(1, { attempt: 2, seconds: SLOW_RETRY_SECONDS }),
 	);
@@ -121,14 +98,9 @@ async function storm(): Promise<void> {
 	// The storm, with the restart aimed at the event in its middle.
 	const answers = new Map<string, SenderAnswer>();
 	let restart: RestartBeforeComplete | undefined;
-	const restarting = restartBeforeComplete({
-		server: appServer!,
-		admin: pool,
-		adminUrl: app.adminUrl,
-		key: restarted.key,
-		downMs: STORM.restartDownMs,
-		timeoutMs: 120_000,
-	}).then((done) => (restart = done));
+	const restarting = suite
+		.restartBeforeComplete(restarted.key, { downMs: STORM.restartDownMs, timeoutMs: 120_000 })
+		.then((done) => (restart = done));
 	await deliverEachOnce(url(), sent, IN_FLIGHT, answers);
 	await restarting;
 	await waitUntilDrained(pool, 120_000);
@@ -157,36 +129,24 @@ async function storm(): Promise<void> {
 		'SELECT written_by, count(*)::int AS n FROM business_log WHERE event_key = ANY($1) GROUP BY 1 ORDER BY 1',
 		[events.map((e) => e.key)],
 	);
-	const retryRuns = await Promise.all(
-		retryIds.map((id) => executions.settledStatusCounts(id, firstExecution, 10_000)),
-	);
-	const release = lostWithoutKeptEvents(answers);
-	console.log(
-		`inbox storm, queue mode (seed ${SEED}): ${JSON.stringify(
-			{
-				events: events.length,
-				deliveries: answers.size,
-				answersHeard: answersHeard(answers),
-				plannedFailingOnce: events.filter((e) => e.failures === 1).length,
-				poison: events.filter(isPoison).length,
-				restartBeforeComplete: restart ?? null,
-				workerKilled: { victim, sleepingRetriedSteps: sleeping },
-				slowRetriesWrittenBy: written,
-				businessRowsByProcess: writers,
-				retryWorkflowRuns: retryRuns,
-				stormSeconds,
-				seconds: Math.round((Date.now() - started) / 1000),
-			},
-			null,
-			1,
-		)}`,
-	);
-	console.log(
-		`inbox storm, queue mode, kept events: ${outcomeInWords(outcome, events)}, ` +
-			`${victim} killed in ${killedKeys.length} retried step(s). ` +
-			`The same sends without kept events (the Release template): ${release.lost} of ${events.length} events ` +
-			`lost (${JSON.stringify(release.byAnswer)}: their only delivery failed, and the sender never asks again)`,
-	);
+	const retryRuns = await printStorm({
+		title: 'inbox storm, queue mode',
+		executions,
+		retryIds,
+		firstExecution,
+		events,
+		answers,
+		outcome,
+		startedAt: started,
+		figures: {
+			restartBeforeComplete: restart ?? null,
+			workerKilled: { victim, sleepingRetriedSteps: sleeping },
+			slowRetriesWrittenBy: written,
+			businessRowsByProcess: writers,
+			stormSeconds,
+		},
+		alsoSay: `, ${victim} killed in ${killedKeys.length} retried step(s)`,
+	});
 
 	await expectDrained(pool, events, STORM.maxAttempts);
 	expect(restart).toBeDefined();

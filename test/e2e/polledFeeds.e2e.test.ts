@@ -11,8 +11,8 @@ import type { Pool } from 'pg';
 
 import { markValue } from '../../nodes/Idempotency/watermark/markValue';
 import { rowsOf } from '../support/claimTableSql';
-import { FeedServer, type FeedItem } from '../support/feedServer';
-import { stackForSuite } from '../support/stackForSuite';
+import { FeedServer, type FeedItem } from '../../harness/feeds/feedServer';
+import { stackForSuite } from '../../harness/stackForSuite';
 import type { Execution, N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { N8nManualRuns } from '../../harness/n8n/manualRuns';

@@ -15,10 +15,10 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
 import { rowsOf } from '../support/claimTableSql';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
-import { QueueModeCluster } from '../support/queueModeCluster';
+import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { webhookPathOf } from '../../harness/n8n/workflows';

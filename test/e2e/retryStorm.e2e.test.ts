@@ -21,14 +21,10 @@ import { claimsByStatus, rowsOf } from '../support/claimTableSql';
 import { InjectedFailures } from '../support/injectedFailures';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
-import { OwnPostgres } from '../../harness/postgres/server';
-import {
-	restartBeforeComplete,
-	type RestartBeforeComplete,
-} from '../support/restartBeforeComplete';
+import type { RestartBeforeComplete } from '../../harness/faults/restartBeforeComplete';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
 import { planStorm } from '../support/stormPlan';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackOnOwnAppServerForSuite } from '../../harness/stackForSuite';
 import {
 	terminateConnectionsOf,
 	type TerminatedConnections,
@@ -65,32 +61,23 @@ const template = {
 	),
 };
 
-let appServer: OwnPostgres | undefined;
 let app: AppDatabase;
 let admin: Pool;
 let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
-stackForSuite(
-	async () => {
-		appServer = await OwnPostgres.start();
-		return {
-			appDatabase: 'idem_storm',
-			n8nSchema: N8N_SCHEMA,
-			workflows: [template],
-			publish: [template.id],
-			appSql: InjectedFailures.installSql,
-			appServerUrl: appServer.url,
-		};
+// The test's own connection is the admin's: killing the app role's connections leaves it alone (a
+// server-wide outage also kills its idle ones; the pool replaces them).
+const suite = stackOnOwnAppServerForSuite(
+	{
+		appDatabase: 'idem_storm',
+		n8nSchema: N8N_SCHEMA,
+		workflows: [template],
+		publish: [template.id],
+		appSql: InjectedFailures.installSql,
 	},
-	(started) => {
-		// The test's own connection is the admin's: killing the app role's connections leaves it alone.
-		({ app, pool: admin, n8n, executions } = started);
-		// A server-wide outage also kills this pool's idle connections; the pool replaces them.
-		admin.on('error', () => undefined);
-	},
+	(started) => ({ app, pool: admin, n8n, executions } = started),
 );
-afterAll(() => appServer?.stop(), 120_000);
 
 it(
 	`retry storm: ${EVENTS} events, 1–5 concurrent deliveries each, ~10 % failing business steps, ${OUTAGE === 'app' ? 'app' : 'all'} connections killed mid-run → exactly ${EVENTS} business rows`,
@@ -125,14 +112,9 @@ async function storm(): Promise<void> {
 		 FOR EACH ROW WHEN (NEW.event_key = '${restartKey.replace(/'/g, "''")}') EXECUTE FUNCTION storm_slow_business()`,
 	);
 	let restarted: RestartBeforeComplete | undefined;
-	const restart = restartBeforeComplete({
-		server: appServer!,
-		admin,
-		adminUrl: app.adminUrl,
-		key: restartKey,
-		downMs: RESTART_DOWN_MS,
-		timeoutMs: STORM_SECONDS * 1000,
-	}).then((done) => (restarted = done));
+	const restart = suite
+		.restartBeforeComplete(restartKey, { downMs: RESTART_DOWN_MS, timeoutMs: STORM_SECONDS * 1000 })
+		.then((done) => (restarted = done));
 	const since = await executions.lastId();
 
 	const killAt = Math.ceil(plan.deliveries / 2);

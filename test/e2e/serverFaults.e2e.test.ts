@@ -19,7 +19,7 @@ import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance'
 import { OwnPostgres } from '../../harness/postgres/server';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
 import { planStorm } from '../support/stormPlan';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import {
 	loadShippedWorkflow,
 	webhookPathOf,

@@ -25,7 +25,7 @@ import {
 	templateSignature,
 	type Delivery,
 } from '../../harness/webhooks/deliver';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import {
 	IDEMPOTENCY_CREDENTIAL,
 	SIGNING_CREDENTIAL,

@@ -10,7 +10,7 @@ import type { Pool, PoolClient } from 'pg';
 
 import { rowsOf } from '../support/claimTableSql';
 import { deliver } from '../../harness/webhooks/deliver';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import {
 	loadShippedWorkflow,

@@ -14,7 +14,7 @@ import {
 	stripeSignature,
 	type Delivery,
 } from '../../harness/webhooks/deliver';
-import { stackForSuite } from '../support/stackForSuite';
+import { stackForSuite } from '../../harness/stackForSuite';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { businessRowsPerKey, claimRows } from '../../harness/postgres/appDatabase';

@@ -7,7 +7,8 @@
  */
 import { connectionTest } from '../../harness/node/executeContext';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
-import { faultServerForSuite, stormEveryEventOnce } from '../support/faultStorm';
+import { faultServerForSuite } from '../../harness/faults/faultServer';
+import { stormEveryEventOnce } from '../support/faultStorm';
 
 const EVENTS = 300;
 const FULL_MS = 3_000;

@@ -6,7 +6,8 @@
  */
 import { Client } from 'pg';
 
-import { faultServerForSuite, stormEveryEventOnce } from '../support/faultStorm';
+import { faultServerForSuite } from '../../harness/faults/faultServer';
+import { stormEveryEventOnce } from '../support/faultStorm';
 
 const EVENTS = 200;
 const suite = faultServerForSuite();

@@ -4,7 +4,8 @@
  * retries. Claims that cannot wait are refused with words that name the host; nothing is claimed that did not
  * run, and once the server is back every event is processed exactly once with no claim left held.
  */
-import { faultServerForSuite, stormEveryEventOnce } from '../support/faultStorm';
+import { faultServerForSuite } from '../../harness/faults/faultServer';
+import { stormEveryEventOnce } from '../support/faultStorm';
 
 const EVENTS = 300;
 const suite = faultServerForSuite();

@@ -17,7 +17,7 @@ import {
 	releaseKeys,
 	type TestClaimTable,
 } from '../support/testClaimTables';
-import { TransactionPooler } from '../support/transactionPooler';
+import { TransactionPooler } from '../../harness/postgres/transactionPooler';
 
 const describeWithPooler =
 	TransactionPooler.installed() || process.env.CI ? describe : describe.skip;

@@ -7,7 +7,8 @@
 import { rowsOf } from '../support/claimTableSql';
 import { connectionTest } from '../../harness/node/executeContext';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
-import { faultServerForSuite, runFaultStorm, stormEveryEventOnce } from '../support/faultStorm';
+import { faultServerForSuite } from '../../harness/faults/faultServer';
+import { runFaultStorm, stormEveryEventOnce } from '../support/faultStorm';
 import { completeKeys, releaseKeys, openTestClaimTable } from '../support/testClaimTables';
 
 const EVENTS = 300;

@@ -7,9 +7,9 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { webhookItem } from '../../harness/node/executeContext';
-import { answerDroppingProxyForSuite } from '../support/answerDroppingProxy';
+import { answerDroppingProxyForSuite } from '../../harness/proxy/answerDroppingProxy';
 import { databaseClock } from '../support/databaseClock';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
 import {
 	claim,
 	delivery,
@@ -123,7 +123,7 @@ describe('Take Due Events takes only its own scope', () => {
 });
 
 describe('a lost answer costs no run', () => {
-	const suite = answerDroppingProxyForSuite();
+	const suite = answerDroppingProxyForSuite(testDatabaseUrl);
 	const throughProxy = suite.credentials;
 
 	it('a Keep Event claim whose answer was lost after its commit is this delivery’s, on its first run', async () => {

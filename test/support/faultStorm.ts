@@ -1,42 +1,15 @@
-// The fault tests (test/faults): a server of the suite's own, a storm of retried deliveries through the
-// Claim and Key nodes while a fault happens to it, and what came of every event.
+// The fault tests (test/faults): a storm of retried deliveries through the Claim and Key nodes while a fault
+// happens to the suite's own server (harness/faults/faultServer.ts), and what came of every event.
 import { Pool } from 'pg';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
-import { OwnPostgres, type OwnPostgresOptions } from '../../harness/postgres/server';
+import type { FaultServer } from '../../harness/faults/faultServer';
 import { seededRandom } from '../../harness/webhooks/seededRandom';
 import { planStorm } from './stormPlan';
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { settleClaimed } from './settleClaimed';
-
-export interface FaultServer {
-	server: OwnPostgres;
-	/** A small pool on it, for the test's own statements; business_log (event_key) is made there. */
-	admin: Pool;
-	/** Where the node's messages say the server is. */
-	where: string;
-}
-
-/** A server of the suite's own (`options`: a small disk…), started before its tests and stopped after. */
-export function faultServerForSuite(options: OwnPostgresOptions = {}): FaultServer {
-	const suite = {} as FaultServer;
-	beforeAll(async () => {
-		suite.server = await OwnPostgres.start(options);
-		suite.where = `127.0.0.1:${suite.server.port}`;
-		suite.admin = new Pool({ connectionString: suite.server.url, max: 2 });
-		// An idle connection of this pool may be cut (57P01) while the server is stopped or a session ended:
-		// the pool replaces it, and an unhandled 'error' event would end the test run.
-		suite.admin.on('error', () => undefined);
-		await suite.admin.query('CREATE TABLE business_log (event_key text NOT NULL)');
-	}, 60_000);
-	afterAll(async () => {
-		await suite.admin?.end();
-		await suite.server?.stop();
-	});
-	return suite;
-}
 
 /**
  * The storm on `on`'s server (the claims as `user` when given; the business step on `business`'s server,

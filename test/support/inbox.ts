@@ -14,6 +14,7 @@ import {
 	SIGNING_CREDENTIAL,
 	TEMPLATE_SIGNING_SECRET,
 } from '../../harness/n8n/credentials';
+import type { N8nExecutions } from '../../harness/n8n/executions';
 import type { WorkflowJson } from '../../harness/n8n/workflows';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { deliver } from '../../harness/webhooks/deliver';
@@ -27,6 +28,8 @@ export const POISON = 1000;
 const SCHEDULE_TRIGGER = 'n8n-nodes-base.scheduleTrigger';
 
 export interface InboxWorkflowOptions {
+	/** The template that keeps events (default the GitHub one). */
+	template?: 'github-template.json' | 'stripe-template.json';
 	maxAttempts: number;
 	/** Claim With Lease's lease and Take Due Events' lease, in seconds (default: the templates' own). */
 	leaseSeconds?: number;
@@ -38,9 +41,9 @@ export interface InboxWorkflowOptions {
 	scheduleEverySeconds?: number;
 }
 
-/** The GitHub template and the Retry Due Events workflow(s), as shipped but for these settings. */
+/** The template and the Retry Due Events workflow(s), as shipped but for these settings. */
 export function inboxWorkflows(options: InboxWorkflowOptions): {
-	github: WorkflowJson;
+	template: WorkflowJson;
 	retryDue: WorkflowJson[];
 } {
 	const credentials = {
@@ -54,7 +57,7 @@ export function inboxWorkflows(options: InboxWorkflowOptions): {
 			...(options.backoff ? { backoff: options.backoff } : {}),
 		},
 	};
-	const github = templateVariant('github-template.json', {
+	const template = templateVariant(options.template ?? 'github-template.json', {
 		credentials,
 		nodes: {
 			'Idempotency Claim': { parameters: { ...lease, maxAttempts: options.maxAttempts } },
@@ -85,7 +88,7 @@ export function inboxWorkflows(options: InboxWorkflowOptions): {
 		}
 		return workflow;
 	});
-	return { github, retryDue };
+	return { template, retryDue };
 }
 
 /**
@@ -94,25 +97,40 @@ export function inboxWorkflows(options: InboxWorkflowOptions): {
  * seconds on the real clock.
  */
 export const STORM = {
+	seed: Number(process.env.E2E_INBOX_STORM_SEED ?? 20261204),
+	poisonEvents: 3,
 	maxAttempts: 4,
 	leaseSeconds: 20,
 	scheduleEverySeconds: 3,
 	restartDownMs: 3_000,
 };
 
+/**
+ * The two storms' workflows (the GitHub template and two retry workflows, with STORM's settings) and what
+ * their stack is given: those workflows, all published, and the planned business step.
+ */
 export function stormWorkflows(): {
 	github: WorkflowJson;
-	retryDue: WorkflowJson[];
 	retryIds: string[];
+	stack: { workflows: WorkflowJson[]; publish: string[]; appSql: string };
 } {
-	const { github, retryDue } = inboxWorkflows({
+	const { template: github, retryDue } = inboxWorkflows({
 		maxAttempts: STORM.maxAttempts,
 		leaseSeconds: STORM.leaseSeconds,
 		backoff: { baseSeconds: 1, factor: 2, capSeconds: 4, jitter: 0.2 },
 		retryWorkflows: 2,
 		scheduleEverySeconds: STORM.scheduleEverySeconds,
 	});
-	return { github, retryDue, retryIds: retryDue.map((workflow) => workflow.id) };
+	const retryIds = retryDue.map((workflow) => workflow.id);
+	return {
+		github,
+		retryIds,
+		stack: {
+			workflows: [github, ...retryDue],
+			publish: [github.id, ...retryIds],
+			appSql: INBOX_PLAN_SQL,
+		},
+	};
 }
 
 /**
@@ -244,6 +262,51 @@ export async function deliverEachOnce(
 				answers.set(event.key, await deliverOnce(url, event));
 		}),
 	);
+}
+
+/**
+ * What a storm prints once it drained: its figures (the common ones, then the storm's own `figures`), the
+ * retry workflows' runs since `firstExecution` among them, and the kept events' outcome beside what the
+ * same sends lose without kept events (the Release template). The retry workflows' runs, for the storm's checks.
+ */
+export async function printStorm(storm: {
+	title: string;
+	executions: N8nExecutions;
+	retryIds: string[];
+	firstExecution: number;
+	events: PlannedEvent[];
+	answers: Map<string, SenderAnswer>;
+	outcome: InboxOutcome;
+	startedAt: number;
+	figures: Record<string, unknown>;
+	/** Said after the outcome. */
+	alsoSay?: string;
+}): Promise<Array<Record<string, number>>> {
+	const { events, answers } = storm;
+	const retryRuns = await Promise.all(
+		storm.retryIds.map((id) =>
+			storm.executions.settledStatusCounts(id, storm.firstExecution, 10_000),
+		),
+	);
+	const release = lostWithoutKeptEvents(answers);
+	const figures = {
+		events: events.length,
+		deliveries: answers.size,
+		answersHeard: answersHeard(answers),
+		plannedFailingOnce: events.filter((e) => e.failures === 1).length,
+		poison: events.filter(isPoison).length,
+		...storm.figures,
+		retryWorkflowRuns: retryRuns,
+		seconds: Math.round((Date.now() - storm.startedAt) / 1000),
+	};
+	console.log(`${storm.title} (seed ${STORM.seed}): ${JSON.stringify(figures, null, 1)}`);
+	console.log(
+		`${storm.title}, kept events: ${outcomeInWords(storm.outcome, events)}${storm.alsoSay ?? ''}. ` +
+			'The same sends without kept events (the Release template): ' +
+			`${release.lost} of ${events.length} events lost (${JSON.stringify(release.byAnswer)}: their only delivery ` +
+			'failed or died, and the sender never asks again)',
+	);
+	return retryRuns;
 }
 
 /**

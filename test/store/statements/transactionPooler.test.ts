@@ -17,8 +17,8 @@ import {
 	testPool,
 	uniqueTableName,
 } from '../../support/database';
-import { TransactionPooler } from '../../support/transactionPooler';
-import { WireProxy } from '../../support/wireProxy';
+import { TransactionPooler } from '../../../harness/postgres/transactionPooler';
+import { WireProxy } from '../../../harness/proxy/wireProxy';
 
 // PgBouncer is a system package (Debian `pgbouncer`, which .ci/run installs). Without it a developer's
 // `npm test` skips these tests and says so; in CI its absence fails the run.

@@ -6,10 +6,10 @@ import {
 	withTransientRetry,
 } from '../../../nodes/Idempotency/store/statements/transientErrors';
 import { poolFor } from '../../../nodes/Idempotency/transport/poolRegistry';
-import { answerDroppingProxyForSuite } from '../../support/answerDroppingProxy';
+import { answerDroppingProxyForSuite } from '../../../harness/proxy/answerDroppingProxy';
 import { createKeyAndFirstSeenTable, rowsOf } from '../../support/claimTableSql';
 import { freshClaimTable, withClaimHelper } from '../../support/testClaimTables';
-import { testPool, uniqueTableName } from '../../support/database';
+import { testDatabaseUrl, testPool, uniqueTableName } from '../../support/database';
 
 const admin = testPool(2);
 afterAll(() => admin.end());
@@ -74,7 +74,7 @@ describe('a killed connection does not fail or double a claim', () => {
 });
 
 describe('a claim that committed but whose answer was lost', () => {
-	const suite = answerDroppingProxyForSuite();
+	const suite = answerDroppingProxyForSuite(testDatabaseUrl);
 	const throughProxy = suite.credentials;
 
 	it.each(['once', 'lease'] as const)(

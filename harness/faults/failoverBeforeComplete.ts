@@ -1,8 +1,8 @@
 import { Pool } from 'pg';
 
-import type { OwnPostgres } from '../../harness/postgres/server';
+import type { OwnPostgres } from '../postgres/server';
 import { whileCompleteWaits } from './completeWaiting';
-import type { TransactionPooler } from './transactionPooler';
+import type { TransactionPooler } from '../postgres/transactionPooler';
 
 export interface FailoverBeforeComplete {
 	/** The event whose Complete the failover cut. */

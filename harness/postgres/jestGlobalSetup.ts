@@ -1,4 +1,4 @@
-import { startTestPostgres } from '../../harness/postgres/server';
+import { startTestPostgres } from './server';
 
 /** One server for the whole run; workers inherit TEST_DATABASE_URL and each test uses its own tables. */
 export default async function globalSetup(): Promise<void> {

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
-import { freePort } from '../../harness/freePort';
-import { connectWhenReady } from '../../harness/postgres/connections';
-import { serverOwner } from '../../harness/postgres/serverUser';
+import { freePort } from '../freePort';
+import { connectWhenReady } from './connections';
+import { serverOwner } from './serverUser';
 
 /**
  * A real PgBouncer in `pool_mode = transaction` in front of the test server, with fewer server

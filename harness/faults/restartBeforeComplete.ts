@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 
-import type { OwnPostgres } from '../../harness/postgres/server';
+import type { OwnPostgres } from '../postgres/server';
 import { whileCompleteWaits } from './completeWaiting';
 
 export interface RestartBeforeComplete {

@@ -1,5 +1,5 @@
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import { testCredentials, testDatabaseUrl } from './database';
+import { credentialsFromUrl } from '../postgres/connections';
 import { WireProxy } from './wireProxy';
 
 /** Postgres' ReadyForQuery message, idle: the server sends it after the transaction has committed. */
@@ -51,19 +51,27 @@ export class AnswerDroppingProxy {
 	}
 }
 
-/** A proxy in front of the test database for the calling describe block, and the credential through it. */
-export function answerDroppingProxyForSuite(): {
+/**
+ * A proxy in front of the server at `serverUrl()` (the test database) for the calling describe block, and the
+ * credential through it.
+ */
+export function answerDroppingProxyForSuite(serverUrl: () => string): {
 	proxy: () => AnswerDroppingProxy;
 	credentials: () => PostgresCredentials;
 } {
 	let proxy: AnswerDroppingProxy | undefined;
 	beforeAll(async () => {
-		const url = new URL(testDatabaseUrl());
+		const url = new URL(serverUrl());
 		proxy = await AnswerDroppingProxy.start({ host: url.hostname, port: Number(url.port || 5432) });
 	});
 	afterAll(() => proxy?.close());
 	return {
 		proxy: () => proxy!,
-		credentials: () => testCredentials({ host: '127.0.0.1', port: proxy!.port, maxConnections: 2 }),
+		credentials: () => ({
+			...credentialsFromUrl(serverUrl()),
+			host: '127.0.0.1',
+			port: proxy!.port,
+			maxConnections: 2,
+		}),
 	};
 }

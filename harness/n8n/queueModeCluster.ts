@@ -16,9 +16,9 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { freePort } from '../../harness/freePort';
-import { N8nInstance, type N8nInstanceOptions } from '../../harness/n8n/instance';
-import type { N8nProcess } from '../../harness/n8n/process';
+import { freePort } from '../freePort';
+import { N8nInstance, type N8nInstanceOptions } from './instance';
+import type { N8nProcess } from './process';
 
 const run = promisify(execFile);
 
