@@ -1,6 +1,9 @@
 import { settleBursts } from '../../../nodes/Idempotency/store/bursts/settleBursts';
 import { takeDueBursts } from '../../../nodes/Idempotency/store/bursts/takeBursts';
-import { testPool } from '../../support/database';
+import { Pool } from 'pg';
+
+import { answerDroppingProxyForSuite } from '../../../harness/proxy/answerDroppingProxy';
+import { testDatabaseUrl, testPool } from '../../support/database';
 import { burstRow, freshBurstTables } from '../../support/freshBurstTables';
 
 const pool = testPool(4);
@@ -52,5 +55,29 @@ describe('settling a burst', () => {
 			]),
 		).toEqual([false, true]);
 		expect(await settleBursts(pool, tables, 'complete', [])).toEqual([]);
+	});
+});
+
+describe('a Complete whose answer was lost', () => {
+	const suite = answerDroppingProxyForSuite(testDatabaseUrl);
+
+	it('reports the burst it deleted before the answer was cut as completed', async () => {
+		const { tables, burstId } = await runningBurst('holder-1');
+		const url = new URL(testDatabaseUrl());
+		url.port = String(suite.proxy().port);
+		const throughProxy = new Pool({ connectionString: url.toString(), max: 2 });
+		throughProxy.on('error', () => undefined);
+		try {
+			suite.proxy().dropAnswerTo('WITH gone AS (DELETE');
+			const dropped = suite.proxy().dropped;
+			// The first attempt commits and its answer is lost; the retry finds nothing of this holder's left.
+			expect(
+				await settleBursts(throughProxy, tables, 'complete', [{ burstId, claimId: 'holder-1' }]),
+			).toEqual([true]);
+			expect(suite.proxy().dropped).toBe(dropped + 1);
+			expect(await burstRow(pool, tables, burstId)).toBeUndefined();
+		} finally {
+			await throughProxy.end();
+		}
 	});
 });
