@@ -5,6 +5,12 @@ import { spawn } from 'node:child_process';
 
 import type { Runtime } from './runtime';
 
+/** A CLI command that failed, with everything it printed and the signal that ended it, if one did. */
+export interface CliFailure extends Error {
+	stdout: string;
+	signal: NodeJS.Signals | null;
+}
+
 export function runN8nCli(
 	runtime: Runtime,
 	args: string[],
@@ -30,7 +36,12 @@ export function runN8nCli(
 			clearTimeout(timer);
 			if (code === 0) return resolve({ stdout, stderr });
 			const why = signal ? `killed by ${signal}` : `exit ${code}`;
-			reject(new Error(`n8n ${args.join(' ')} failed (${why}):\n${tail(stdout + stderr, 60)}`));
+			reject(
+				Object.assign(
+					new Error(`n8n ${args.join(' ')} failed (${why}):\n${tail(stdout + stderr, 60)}`),
+					{ stdout, signal },
+				),
+			);
 		});
 	});
 }

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { freePort } from '../freePort';
 import { withClient } from '../postgres/connections';
 import type { WorkflowJson } from './workflows';
-import { runN8nCli, tail } from './cli';
+import { runN8nCli, tail, type CliFailure } from './cli';
 import { installCommunityPackage, packPackage } from './communityPackage';
 import type { CredentialEntry } from './credentials';
 import { n8nEnv } from './env';
@@ -178,11 +178,21 @@ export class N8nInstance {
 	async execute(workflowId: string): Promise<CliRun> {
 		if (this.server)
 			throw new Error('stop the n8n server first: `n8n execute` needs the task broker port');
-		const { stdout } = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput']);
-		// It prints the run as pretty JSON, possibly after log lines.
-		const start = stdout.search(/^\{/m);
-		if (start < 0) throw new Error(`n8n execute printed no JSON:\n${tail(stdout, 40)}`);
-		return JSON.parse(stdout.slice(start)) as CliRun;
+		let stdout: string;
+		try {
+			({ stdout } = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput']));
+		} catch (error) {
+			// n8n 2.41's CLI has been seen to die by SIGSEGV while shutting down, after it printed and stored
+			// a finished run: that run is the result; a crash before the run finished is still a failure.
+			const { signal, stdout: printed } = error as CliFailure;
+			const run = signal ? printedRun(printed) : undefined;
+			if (!run?.finished) throw error;
+			this.log(`n8n execute died by ${signal} after its run finished`);
+			return run;
+		}
+		const run = printedRun(stdout);
+		if (!run) throw new Error(`n8n execute printed no JSON:\n${tail(stdout, 40)}`);
+		return run;
 	}
 
 	logTail(lines = 80): string {
@@ -312,6 +322,17 @@ function withLogTail(error: unknown, n8n: HasN8nLog | undefined): unknown {
 }
 
 /** A workflow whose only trigger is the Execute Sub-workflow Trigger. */
+/** The run `n8n execute --rawOutput` printed as pretty JSON, possibly after log lines; none if it did not. */
+function printedRun(stdout: string): (CliRun & { finished?: boolean }) | undefined {
+	const start = stdout.search(/^\{/m);
+	if (start < 0) return undefined;
+	try {
+		return JSON.parse(stdout.slice(start)) as CliRun & { finished?: boolean };
+	} catch {
+		return undefined;
+	}
+}
+
 function onlyCalled(workflow: WorkflowJson | undefined): boolean {
 	const triggers = (workflow?.nodes ?? []).filter((node) => /trigger|webhook/i.test(node.type));
 	return (
