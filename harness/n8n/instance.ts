@@ -47,6 +47,8 @@ export interface N8nInstanceOptions {
 
 /** What `n8n execute --rawOutput` returns; only the part the tests read. */
 export interface CliRun {
+	/** True once the run ended (n8n stored it finished), whatever its status. */
+	finished?: boolean;
 	data: {
 		resultData: {
 			runData: Record<
@@ -321,18 +323,18 @@ function withLogTail(error: unknown, n8n: HasN8nLog | undefined): unknown {
 	return error;
 }
 
-/** A workflow whose only trigger is the Execute Sub-workflow Trigger. */
 /** The run `n8n execute --rawOutput` printed as pretty JSON, possibly after log lines; none if it did not. */
-function printedRun(stdout: string): (CliRun & { finished?: boolean }) | undefined {
+function printedRun(stdout: string): CliRun | undefined {
 	const start = stdout.search(/^\{/m);
 	if (start < 0) return undefined;
 	try {
-		return JSON.parse(stdout.slice(start)) as CliRun & { finished?: boolean };
+		return JSON.parse(stdout.slice(start)) as CliRun;
 	} catch {
 		return undefined;
 	}
 }
 
+/** A workflow whose only trigger is the Execute Sub-workflow Trigger. */
 function onlyCalled(workflow: WorkflowJson | undefined): boolean {
 	const triggers = (workflow?.nodes ?? []).filter((node) => /trigger|webhook/i.test(node.type));
 	return (
