@@ -16,6 +16,7 @@ import { purgeProperties } from './descriptions/purgeProperties';
 import { settleProperties } from './descriptions/settleProperties';
 import { stuckClaimsProperties } from './descriptions/stuckClaimsProperties';
 import { tableOptions } from './descriptions/tableOptions';
+import { writeProperties } from './descriptions/writeProperties';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
 import { continuingSafely } from '../shared/continuingSafely';
 import { optionSubtitle } from '../shared/optionSubtitle';
@@ -44,6 +45,7 @@ export class IdempotencyKey implements INodeType {
 		properties: [
 			keyOperationProperty,
 			...settleProperties,
+			...writeProperties,
 			...purgeProperties,
 			...stuckClaimsProperties,
 			...inboxProperties,

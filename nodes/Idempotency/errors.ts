@@ -49,3 +49,9 @@ export class NoKeptEventError extends IdempotencyError {}
 
 /** The execution was cancelled while it waited (for its burst to end). */
 export class CancelledError extends IdempotencyError {}
+
+/** The business write of Complete With Write failed: rolled back with the Complete, so the claim stays held. */
+export class WriteError extends IdempotencyError {}
+
+/** Complete With Write found the claim no longer this execution's: nothing was written. */
+export class ClaimNotHeldError extends IdempotencyError {}

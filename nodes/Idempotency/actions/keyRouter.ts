@@ -3,6 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { keyOperationProperty, type KeyOperation } from '../descriptions/keyOperationProperty';
 import { readChoice } from '../../shared/readChoice';
 import { executeClearHistory } from './clearHistory.operation';
+import { executeCompleteWithWrite } from './completeWithWrite.operation';
 import { executeInboxBulk } from './inboxBulk.operation';
 import { executeInboxSummary } from './inboxSummary.operation';
 import { executePurge } from './purge.operation';
@@ -39,6 +40,8 @@ export async function routeKeyOperation(this: IExecuteFunctions): Promise<INodeE
 			return executeInboxBulk.call(this, operation);
 		case 'inboxSummary':
 			return executeInboxSummary.call(this);
+		case 'completeWithWrite':
+			return executeCompleteWithWrite.call(this);
 		case 'complete':
 		case 'release':
 			return executeSettle.call(this, operation);

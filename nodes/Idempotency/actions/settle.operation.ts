@@ -1,7 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { MappedValueError } from '../errors';
-import { idValueToString } from '../key/deriveKey';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import {
 	completeClaims,
@@ -12,6 +10,7 @@ import {
 import { CLAIM_ID_COLUMNS, RESPONSE_COLUMNS } from '../store/table/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
+import { readClaimedKey } from './parameters/readClaimedKey';
 import { readCredentials } from './parameters/readCredentials';
 import { readEachItem } from './parameters/readEachItem';
 import { readResponse, storesResponse } from './parameters/readResponse';
@@ -28,19 +27,11 @@ export async function executeSettle(
 	const items = this.getInputData();
 	const storing = operation === 'complete' && storesResponse(this);
 	const { read: requests, failed: out } = readEachItem(this, (index): SettleRequest => {
-		const key = idValueToString(this.getNodeParameter('key', index), 'the key');
-		if (key === undefined)
-			throw new MappedValueError(
-				'the key is empty; map it from the claim node, e.g. {{ $json.idempotency.key }}',
-			);
-		const claimId =
-			idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID') ?? null;
-		if (operation === 'release' && claimId === null) {
-			throw new MappedValueError(
-				'the Claim ID is empty. Release deletes a claim only for the execution that holds it: map idempotency.claimId from ' +
-					"the Idempotency Claim node's New output (Duplicate and Mismatch items hold no claim)",
-			);
-		}
+		const { key, claimId } = readClaimedKey(
+			this,
+			index,
+			operation === 'release' ? 'Release deletes a claim' : undefined,
+		);
 		const response = storing ? readResponse(this, index) : undefined;
 		return { key, claimId, response };
 	});

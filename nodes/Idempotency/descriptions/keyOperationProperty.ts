@@ -4,6 +4,7 @@ import type { INodeProperties } from 'n8n-workflow';
 export type KeyOperation =
 	| 'clearHistory'
 	| 'complete'
+	| 'completeWithWrite'
 	| 'discardEvents'
 	| 'inboxSummary'
 	| 'listStuck'
@@ -33,6 +34,13 @@ export const keyOperationProperty: INodeProperties = {
 			action: 'Complete a claimed key',
 			description:
 				'Mark the key done after the business step succeeded; later deliveries are completed duplicates',
+		},
+		{
+			name: 'Complete With Write',
+			value: 'completeWithWrite',
+			action: 'Write to postgres and complete the key',
+			description:
+				'Run your SQL write and Complete the key in one transaction, only while this execution holds the claim: both commit or neither does',
 		},
 		{
 			name: 'Discard Kept Events',

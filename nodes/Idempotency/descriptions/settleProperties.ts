@@ -2,7 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_RESPONSE_KIB, MAX_RESPONSE_KIB_LIMIT } from '../response/storedResponse';
 
-const STORING = { show: { operation: ['complete'], storeResponse: [true] } };
+const STORING = { show: { operation: ['complete', 'completeWithWrite'], storeResponse: [true] } };
 
 export const settleProperties: INodeProperties[] = [
 	{
@@ -12,7 +12,9 @@ export const settleProperties: INodeProperties[] = [
 		default: '={{ $json.idempotency.key }}',
 		description:
 			'The claimed key. After a business step, map it from the Idempotency Claim node (paired item), as the bundled template does.',
-		displayOptions: { show: { operation: ['complete', 'release', 'retryLater', 'requeue'] } },
+		displayOptions: {
+			show: { operation: ['complete', 'completeWithWrite', 'release', 'retryLater', 'requeue'] },
+		},
 	},
 	{
 		displayName: 'Claim ID',
@@ -21,7 +23,9 @@ export const settleProperties: INodeProperties[] = [
 		default: '={{ $json.idempotency.claimId }}',
 		description:
 			'The idempotency.claimId the claim node gave this execution. Release and Retry Later need it: they act on a claim only for its holder. Complete with it cannot complete a claim that was taken over.',
-		displayOptions: { show: { operation: ['complete', 'release', 'retryLater'] } },
+		displayOptions: {
+			show: { operation: ['complete', 'completeWithWrite', 'release', 'retryLater'] },
+		},
 	},
 	{
 		displayName: 'Store Response',
@@ -31,7 +35,7 @@ export const settleProperties: INodeProperties[] = [
 		description:
 			'Whether to store the answer with the key, so every later repeat leaves the claim node on Duplicate carrying it (idempotency.response) for a Respond to Webhook node to replay',
 		hint: 'Answer this request from the output too ({{ $json.idempotency.response }}): it holds the response the key keeps, so the first caller and every repeat get the same bytes',
-		displayOptions: { show: { operation: ['complete'] } },
+		displayOptions: { show: { operation: ['complete', 'completeWithWrite'] } },
 	},
 	{
 		displayName: 'Response Code',

@@ -3,7 +3,7 @@ import { openClaimTable, type ClaimTable } from '../table/claimTable';
 import { eventTableRef } from '../inbox/eventTable';
 import { signalSettled } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
-import { completedSetSql, processingSql } from '../record/claimConditions';
+import { completedSetSql, mineSql, processingSql } from '../record/claimConditions';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 import type { SettledStatus } from '../record/claimStatus';
 
@@ -36,10 +36,23 @@ export async function completeClaims(
 	table: ClaimTable,
 	requests: SettleRequest[],
 ): Promise<SettledClaim[]> {
+	return requests.length === 0 ? [] : settle(table, completeStatement(table, requests, 'any'));
+}
+
+/**
+ * The statement that completes `requests`. `any`: Complete's own rule (a request without a claim ID
+ * completes the key whoever holds it, and a completed key reports completed). `holder`: only a claim this
+ * claim ID holds, locked until the caller's transaction ends, so no takeover can slip in before it commits.
+ */
+export function completeStatement(
+	table: ClaimTable,
+	requests: SettleRequest[],
+	who: 'any' | 'holder',
+): SettleStatement {
 	const storing = requests.some((request) => request.response !== undefined);
-	if (!table.capabilities.leases && !storing) {
+	if (!table.capabilities.leases && !storing && who === 'any') {
 		// Without lease columns every claim is final already (the caller refuses claim IDs here).
-		return settle(
+		return settleStatement(
 			table,
 			`${targets(table, 'true', false)}, done AS (SELECT key FROM targets)`,
 			requests,
@@ -47,14 +60,17 @@ export async function completeClaims(
 		);
 	}
 	const completed = table.capabilities.leases ? `NOT ${processingSql(table.layout, 't')}` : 'true';
-	const matches = table.capabilities.leases
-		? `(u.claim_id IS NULL OR t.claim_token = u.claim_id OR (t.claim_token IS NULL AND ${completed}))`
-		: 'true';
+	const matches =
+		who === 'holder'
+			? mineSql('t', 'u.claim_id')
+			: table.capabilities.leases
+				? `(u.claim_id IS NULL OR t.claim_token = u.claim_id OR (t.claim_token IS NULL AND ${completed}))`
+				: 'true';
 	// A compact row is completed by clearing its lease; the original layout also says so in its status.
 	const sets = table.capabilities.leases ? completedSetSql(table.layout) : [];
 	// The first stored answer stays: a Complete retried after a lost reply stores nothing new.
 	if (storing) sets.push('response = COALESCE(e.response, targets.response)');
-	return settle(
+	return settleStatement(
 		table,
 		`${targets(table, matches, true, storing)}, done AS (UPDATE ${table.ref.qualified} AS e SET ${sets.join(', ')} ` +
 			`FROM targets WHERE e.key = targets.key RETURNING e.key${storing ? ', e.response' : ''})`,
@@ -69,12 +85,16 @@ export async function releaseClaims(
 	table: ClaimTable,
 	requests: SettleRequest[],
 ): Promise<SettledClaim[]> {
+	if (requests.length === 0) return [];
 	return settle(
 		table,
-		`${targets(table, 't.claim_token = u.claim_id')}, done AS (DELETE FROM ${table.ref.qualified} AS e ` +
-			`WHERE e.key IN (SELECT key FROM targets) RETURNING e.key)`,
-		requests,
-		'released',
+		settleStatement(
+			table,
+			`${targets(table, 't.claim_token = u.claim_id')}, done AS (DELETE FROM ${table.ref.qualified} AS e ` +
+				`WHERE e.key IN (SELECT key FROM targets) RETURNING e.key)`,
+			requests,
+			'released',
+		),
 	);
 }
 
@@ -128,18 +148,41 @@ function targets(table: ClaimTable, matches: string, lock = true, storing = fals
 	);
 }
 
+/** A settle statement ready to send, and how to read its answer. */
+export interface SettleStatement {
+	text: string;
+	values: unknown[];
+	read(rows: SettleRow[]): SettleAnswer;
+}
+
+interface SettleRow {
+	n: string;
+	settled: boolean;
+	present: boolean;
+	processing: boolean;
+	response?: unknown;
+	event_table_named?: boolean;
+}
+
+/** What a settle statement did: each request's claim, the keys it settled, and whether to look for events. */
+export interface SettleAnswer {
+	claims: SettledClaim[];
+	settledKeys: string[];
+	/** The statement knew of no event table and the catalog named one: settled keys may have events left. */
+	eventTableNamed: boolean;
+}
+
 /**
  * What each request's row is now. A (key, claim ID) pair is sent once: a batch holding one key under a stale
  * and a current claim ID settles only the current one, and reports the stale one by the row it left.
  */
-async function settle(
+function settleStatement(
 	table: ClaimTable,
 	sql: string,
 	requests: SettleRequest[],
 	settledState: 'completed' | 'released',
 	storing = false,
-): Promise<SettledClaim[]> {
-	if (requests.length === 0) return [];
+): SettleStatement {
 	const pairId = (request: SettleRequest) => JSON.stringify([request.key, request.claimId]);
 	const pairs = [...new Map(requests.map((request) => [pairId(request), request])).values()];
 	const values: unknown[] = [
@@ -158,45 +201,53 @@ async function settle(
 		values.push(events.qualified);
 		eventTableCheck = `, to_regclass($${values.length}::text) IS NOT NULL AS event_table_named`;
 	}
+	const read = (rows: SettleRow[]): SettleAnswer => {
+		const settled = new Map<string, SettledClaim>();
+		const settledKeys: string[] = [];
+		for (const row of rows) {
+			const pair = pairs[Number(row.n) - 1];
+			if (row.settled) settledKeys.push(pair.key);
+			const state: SettledStatus = row.settled
+				? settledState
+				: !row.present
+					? 'not_found'
+					: row.processing
+						? 'processing'
+						: 'completed';
+			settled.set(pairId(pair), { state, response: storedResponseOf(row.response) });
+		}
+		return {
+			claims: requests.map(
+				(request) => settled.get(pairId(request)) ?? { state: 'not_found', response: null },
+			),
+			settledKeys,
+			eventTableNamed: rows.some((row) => row.event_table_named === true),
+		};
+	};
+	return {
+		text: `${sql}${dropEvents} ${settledPairs(table, storing, eventTableCheck)}`,
+		values,
+		read,
+	};
+}
+
+/** Sends a settle statement on its own, retried through outages, then wakes this process's waiters. */
+async function settle(table: ClaimTable, statement: SettleStatement): Promise<SettledClaim[]> {
 	const { value } = await withTransientRetry(
 		table.pool,
-		(client) =>
-			client.query<{
-				n: string;
-				settled: boolean;
-				present: boolean;
-				processing: boolean;
-				response?: unknown;
-				event_table_named?: boolean;
-			}>(`${sql}${dropEvents} ${settledPairs(table, storing, eventTableCheck)}`, values),
+		(client) => client.query<SettleRow>(statement.text, statement.values),
 		SETTLE_RETRY,
 	);
-	if (value.rows.some((row) => row.event_table_named)) {
-		await dropSettledEvents(
-			table,
-			value.rows.filter((row) => row.settled).map((row) => pairs[Number(row.n) - 1].key),
-		);
-	}
-	const settled = new Map<string, SettledClaim>();
-	const settledKeys: string[] = [];
-	for (const row of value.rows) {
-		const pair = pairs[Number(row.n) - 1];
-		if (row.settled) settledKeys.push(pair.key);
-		const state: SettledStatus = row.settled
-			? settledState
-			: !row.present
-				? 'not_found'
-				: row.processing
-					? 'processing'
-					: 'completed';
-		settled.set(pairId(pair), {
-			state,
-			response: storedResponseOf(row.response),
-		});
-	}
+	return afterSettled(table, statement.read(value.rows));
+}
+
+/** Once a settle statement has committed: events an older picture missed, then this process's waiters. */
+export async function afterSettled(
+	table: ClaimTable,
+	answer: SettleAnswer,
+): Promise<SettledClaim[]> {
+	if (answer.eventTableNamed) await dropSettledEvents(table, answer.settledKeys);
 	// Repeats this process holds waiting for these keys look at them now (the statement has committed).
-	signalSettled(table.ref.qualified, settledKeys);
-	return requests.map(
-		(request) => settled.get(pairId(request)) ?? { state: 'not_found', response: null },
-	);
+	signalSettled(table.ref.qualified, answer.settledKeys);
+	return answer.claims;
 }

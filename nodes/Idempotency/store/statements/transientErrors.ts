@@ -64,7 +64,7 @@ const TRANSIENT_CODES = new Set([
 	'ENETUNREACH',
 ]);
 
-function isTransientDatabaseError(error: unknown): boolean {
+export function isTransientDatabaseError(error: unknown): boolean {
 	// Not `instanceof Error`: socket errors can come from another realm (a sandbox, a test runner) and fail it.
 	if (typeof error !== 'object' || error === null) return false;
 	const { code, message } = error as { code?: unknown; message?: unknown };
@@ -73,6 +73,11 @@ function isTransientDatabaseError(error: unknown): boolean {
 	if (typeof message !== 'string') return false;
 	if (code === POOLER_SQLSTATE) return POOLER_SERVER_AWAY.some((pattern) => pattern.test(message));
 	return TRANSIENT_MESSAGES.some((pattern) => pattern.test(message));
+}
+
+/** The server refused a write for now (read-only, disk full, a lock or statement timeout): rolled back. */
+export function isRefusal(error: unknown): boolean {
+	return REFUSAL_SQLSTATES.has((error as { code?: unknown } | null)?.code as string);
 }
 
 /** A pooler's answer that it sent the statement to no server. */

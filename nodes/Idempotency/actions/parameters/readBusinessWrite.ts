@@ -1,0 +1,46 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import { MappedValueError } from '../../errors';
+import type { BusinessWrite } from '../../store/claims/completeWithWrite';
+
+/**
+ * Statements that end or split the transaction the write shares with the Complete: a COMMIT or ROLLBACK in
+ * the middle would let one happen without the other.
+ */
+const TRANSACTION_CONTROL =
+	/^(begin|start|commit|end|rollback|abort|savepoint|release|prepare\s+transaction)\b/i;
+
+/** Leading blanks and SQL comments, which the server skips before the statement's first word. */
+const LEADING_NOISE = /^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/;
+
+/** The item's business write: its SQL and parameters; throws a message naming what is wrong. */
+export function readBusinessWrite(context: IExecuteFunctions, index: number): BusinessWrite {
+	const text = context.getNodeParameter('query', index, '');
+	if (typeof text !== 'string' || text.trim() === '')
+		throw new MappedValueError(
+			'the Query is empty: write the SQL statement to run, e.g. an INSERT',
+		);
+	if (TRANSACTION_CONTROL.test(text.replace(LEADING_NOISE, '')))
+		throw new MappedValueError(
+			'the Query controls the transaction (BEGIN, COMMIT, ROLLBACK, SAVEPOINT …): the node runs it ' +
+				'in its own transaction with the Complete, so write only the statement itself',
+		);
+	return { text, values: queryParameters(context.getNodeParameter('queryParameters', index, '')) };
+}
+
+/** Query Parameters: an array (from an expression) or its JSON text; empty means none. */
+function queryParameters(value: unknown): unknown[] {
+	if (Array.isArray(value)) return value;
+	if (value === undefined || value === null || value === '') return [];
+	if (typeof value === 'string') {
+		try {
+			const parsed: unknown = JSON.parse(value);
+			if (Array.isArray(parsed)) return parsed;
+		} catch {
+			// Reported below with the expected shape.
+		}
+	}
+	throw new MappedValueError(
+		'the Query Parameters are not a list: give an array for $1, $2, …, e.g. {{ [$json.body.id, $json.body.amount] }}',
+	);
+}
