@@ -331,17 +331,17 @@ export function answersHeard(answers: Map<string, SenderAnswer>): Record<string,
 }
 
 /** Claims held or scheduled (not completed, not dead letters: their lease is infinity). */
-export async function processingLeft(pool: Pool): Promise<number> {
+export async function processingLeft(pool: Pool, table = 'processed_events'): Promise<number> {
 	const { rows } = await pool.query(
-		"SELECT count(*)::int AS n FROM processed_events WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'",
+		`SELECT count(*)::int AS n FROM ${table} WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'`,
 	);
 	return rows[0].n as number;
 }
 
 /** Everything held or scheduled is due now (the one clock the inbox reads); dead letters stay parked. */
-export async function makeDue(pool: Pool): Promise<void> {
+export async function makeDue(pool: Pool, table = 'processed_events'): Promise<void> {
 	await pool.query(
-		"UPDATE processed_events SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'",
+		`UPDATE ${table} SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL AND lease_until <> 'infinity'`,
 	);
 }
 

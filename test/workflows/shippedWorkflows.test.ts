@@ -107,7 +107,7 @@ function optionsValues(
 	return found;
 }
 
-it('ships the fourteen workflows', () => {
+it('ships the fifteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
@@ -123,6 +123,7 @@ it('ships the fourteen workflows', () => {
 		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',
+		'webhook-write-once-template.json',
 	]);
 });
 
