@@ -76,6 +76,7 @@ const SHIPPED_WORKFLOWS = [
 	'stuck-claims-report.json',
 	'retry-due-events.json',
 	'business-step.json',
+	'webhook-write-once-template.json',
 ];
 /** The API template's orders get a table of their own here, so its first order is order_1. */
 const ORDERS_SQL = `CREATE TABLE IF NOT EXISTS orders (id bigserial PRIMARY KEY, event_key text NOT NULL,
@@ -245,8 +246,8 @@ async function main(): Promise<void> {
 
 /**
  * A shipped workflow with an id derived from its file name (the same on every run and machine), and its
- * tables in the dev schema: the Idempotency nodes' Schema option, and the schema named in the Postgres
- * nodes' SQL.
+ * tables in the dev schema: the Idempotency nodes' Schema option, and the schema named in the SQL of
+ * the Postgres nodes and of Complete With Write.
  */
 function devWorkflow(file: string): WorkflowJson {
 	const workflow = loadShippedWorkflow(file);
@@ -258,7 +259,9 @@ function devWorkflow(file: string): WorkflowJson {
 				...parameters,
 				options: { ...(parameters.options as object), schema: DEV_SCHEMA },
 			};
-		if (node.type === 'n8n-nodes-base.postgres' && typeof parameters.query === 'string')
+		const writesSql =
+			node.type === 'n8n-nodes-base.postgres' || node.type.startsWith('n8n-nodes-idempotency.');
+		if (writesSql && typeof parameters.query === 'string')
 			parameters = {
 				...parameters,
 				query: parameters.query.replace(/\b(processed_events|business_log)\b/g, ownTable),
