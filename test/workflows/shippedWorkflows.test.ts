@@ -107,7 +107,7 @@ function optionsValues(
 	return found;
 }
 
-it('ships the fourteen workflows', () => {
+it('ships the fifteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
@@ -118,6 +118,7 @@ it('ships the fourteen workflows', () => {
 		'idempotency-claim-template.json',
 		'idempotent-api-endpoint.json',
 		'inbox-alert.json',
+		'limited-webhook-template.json',
 		'one-at-a-time-per-entity.json',
 		'retry-due-events.json',
 		'rss-feed-new-items.json',
