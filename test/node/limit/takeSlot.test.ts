@@ -243,6 +243,26 @@ describe('Take Slot and Free Slot', () => {
 		},
 	);
 
+	it('refuses an operation or a choice its description does not offer, taking nothing', async () => {
+		const table = uniqueTableName('limits');
+		await expect(run('takeEverything', [order('acme')], table)).rejects.toThrow(/takeEverything/);
+		await expect(run('takeSlot', [order('acme')], table, { whenNoSlot: 'queue' })).rejects.toThrow(
+			/queue/,
+		);
+		const { rows } = await pool.query<{ exists: boolean }>(
+			'SELECT to_regclass($1) IS NOT NULL AS exists',
+			[limitTables(tableRef('public', table)).slots],
+		);
+		expect(rows[0].exists).toBe(false);
+	});
+
+	it('refuses a Free Slot without a slot ID, naming the item', async () => {
+		const table = uniqueTableName('limits');
+		await expect(run('freeSlot', [{ json: {} }], table, { slotId: '' })).rejects.toThrow(
+			/^Item 0: the slot ID is empty; map idempotency.slot.slotId from the Take Slot output$/,
+		);
+	});
+
 	it('sends an item that cannot be read to No Slot under "Continue (regular output)"', async () => {
 		const table = uniqueTableName('limits');
 		const [got, none] = await run('takeSlot', [order(''), order('acme')], table, {}, (context) => {
