@@ -18,8 +18,8 @@ import { databaseFailure, failedItem } from '../failures/databaseFailure';
 import { readCredentials } from '../parameters/readCredentials';
 import { readNumber } from '../parameters/readNumber';
 import { readTableRef } from '../parameters/readTableRef';
-import { readLimitKey } from './readLimitKey';
 import { failedOutput, HELD_BACK_OUTPUT, PASSED_OUTPUT, withLimitResult } from './limitOutput';
+import { readLimitKey } from './readLimitKey';
 
 /**
  * Take Slot: each item takes a slot of its Limit Key (at most Max at Once holders per key) and leaves on
