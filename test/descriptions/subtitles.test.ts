@@ -15,6 +15,7 @@ import {
 import { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.node';
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
+import { IdempotencyLimit } from '../../nodes/Idempotency/IdempotencyLimit.node';
 import { WebhookSignature } from '../../nodes/WebhookSignature/WebhookSignature.node';
 
 /** The subtitle the editor shows for a node of this type with these parameter values. */
@@ -50,6 +51,7 @@ const NODES: [node: string, type: INodeType, parameter: string][] = [
 	['Idempotency Claim', new IdempotencyClaim(), 'claimMode'],
 	['Idempotency Key', new IdempotencyKey(), 'operation'],
 	['Idempotency Burst', new IdempotencyBurst(), 'operation'],
+	['Idempotency Limit', new IdempotencyLimit(), 'operation'],
 	['Webhook Signature', new WebhookSignature(), 'scheme'],
 ];
 

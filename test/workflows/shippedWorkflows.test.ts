@@ -118,6 +118,7 @@ it('ships the fifteen workflows', () => {
 		'idempotency-claim-template.json',
 		'idempotent-api-endpoint.json',
 		'inbox-alert.json',
+		'limited-webhook-template.json',
 		'one-at-a-time-per-entity.json',
 		'retry-due-events.json',
 		'rss-feed-new-items.json',

@@ -1,0 +1,70 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { itemFailure } from '../../../shared/nodeError';
+import { MappedValueError } from '../../errors';
+import { idValueToString } from '../../key/deriveKey';
+import { freeSlots } from '../../store/limits/freeSlots';
+import { limitTables, withLimitTables } from '../../store/limits/limitTables';
+import { poolFor } from '../../transport/poolRegistry';
+import { databaseFailure, failedItem } from '../failures/databaseFailure';
+import { readCredentials } from '../parameters/readCredentials';
+import { readTableRef } from '../parameters/readTableRef';
+import { withLimitResult } from './limitOutput';
+
+/**
+ * Free Slot: gives back the slots the items' Slot IDs hold, in one statement. Each item passes on with
+ * `idempotency.slot.freed`: false when the slot was no longer this holder's (its lease ended and another
+ * item took it, or it was freed already), in which case nothing was freed.
+ */
+export async function executeFreeSlot(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const out: INodeExecutionData[] = [];
+	const held: Array<{ index: number; slotId: string }> = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const slotId = idValueToString(this.getNodeParameter('slotId', index), 'the slot ID');
+			if (slotId === undefined)
+				throw new MappedValueError(
+					'the slot ID is empty; map idempotency.slot.slotId from the Take Slot output',
+				);
+			held.push({ index, slotId });
+		} catch (error) {
+			out.push(failedItem(itemFailure(this, error, index), 'configuration', index));
+		}
+	}
+	if (held.length === 0) return [out];
+
+	const credentials = await readCredentials(this);
+	const tables = limitTables(readTableRef(this));
+	let freed: boolean[];
+	try {
+		const pool = await poolFor(credentials);
+		freed = await withLimitTables(pool, tables, false, () =>
+			freeSlots(
+				pool,
+				tables,
+				held.map(({ slotId }) => slotId),
+			),
+		);
+	} catch (error) {
+		return [
+			[
+				...out,
+				...databaseFailure(
+					this,
+					error,
+					credentials,
+					held.map(({ index }) => index),
+				),
+			],
+		];
+	}
+	held.forEach(({ index, slotId }, position) => {
+		const previous = ((items[index].json.idempotency as Record<string, unknown> | undefined)
+			?.slot ?? {}) as Record<string, unknown>;
+		out.push(
+			withLimitResult(items[index], 'slot', { ...previous, slotId, freed: freed[position] }, index),
+		);
+	});
+	return [out];
+}

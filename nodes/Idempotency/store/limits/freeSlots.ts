@@ -1,0 +1,42 @@
+import type { Pool } from 'pg';
+
+import { signalSettled } from '../claims/settleSignals';
+import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
+import { SETTLE_RETRY } from '../statements/transientErrors';
+import type { LimitTables } from './limitTables';
+
+/**
+ * Frees the slots these slot IDs hold, in one statement: a slot is freed only by the slot ID that holds
+ * it, so a slot whose lease ended and that another execution took since (its slot ID is now the new
+ * holder's), or one freed already, is left alone. Answers, per slot ID, whether it freed a slot. A slot
+ * whose lease ended but that nobody took is still this holder's, and is freed.
+ */
+const freeSql = (t: LimitTables) => `
+UPDATE ${t.slots} s SET claim_token = NULL, lease_until = NULL
+FROM unnest($1::text[]) AS f(slot_id)
+WHERE s.claim_token = f.slot_id
+RETURNING f.slot_id, s.key`;
+
+/**
+ * Frees the slots; waiters of this process on their keys look at once. Sent again after a lost answer,
+ * a free that had committed finds nothing to free and says so: freeing is the holder's last word, so
+ * it rides out a restart (SETTLE_RETRY) rather than keep the slot until its lease ends.
+ */
+export async function freeSlots(
+	pool: Pool,
+	tables: LimitTables,
+	slotIds: string[],
+): Promise<boolean[]> {
+	const { value } = await queryStatementWithRetry<{ slot_id: string; key: string }>(
+		pool,
+		namedStatement(freeSql(tables)),
+		[slotIds],
+		SETTLE_RETRY,
+	);
+	signalSettled(
+		tables.slots,
+		value.rows.map((row) => row.key),
+	);
+	const freed = new Set(value.rows.map((row) => row.slot_id));
+	return slotIds.map((slotId) => freed.has(slotId));
+}

@@ -1,0 +1,49 @@
+import type { Pool } from 'pg';
+
+import { processClock } from '../../../shared/processClock';
+import { pauseUnlessSettled } from '../claims/settleSignals';
+import type { LimitTables } from './limitTables';
+import { takeSlot, type SlotAnswer, type SlotRequest } from './takeSlot';
+
+/** The first look comes soon (a short step frees its slot soon), then every 200 ms at most. */
+const FIRST_LOOK_MS = 10;
+const LOOK_GROWTH = 1.5;
+const LONGEST_GAP_MS = 200;
+
+/**
+ * Takes a slot for each request, in input order; those that found none try again, for up to `waitMs`,
+ * until they have one. Each look is one short statement through the pool: no connection is kept between
+ * looks and no session state is used, so it holds behind a transaction pooler and across queue-mode
+ * workers. Where the holder runs in this process, its Free Slot wakes the waiters of its key at once
+ * (settleSignals); a slot freed elsewhere, or whose lease ran out, is found by the next look. A request
+ * still without a slot when the time is up (or the execution is cancelled) keeps its last answer.
+ */
+export async function takeSlots(
+	pool: Pool,
+	tables: LimitTables,
+	requests: SlotRequest[],
+	waitMs: number,
+	cancelled?: AbortSignal,
+	sleep: (ms: number) => Promise<void> = processClock.sleep,
+): Promise<SlotAnswer[]> {
+	const deadline = processClock.nowMs() + waitMs;
+	const answers: SlotAnswer[] = [];
+	for (const request of requests) answers.push(await takeSlot(pool, tables, request));
+	let waiting = requests.flatMap((_, position) => (answers[position].taken ? [] : [position]));
+	for (let look = 0; waiting.length > 0 && !cancelled?.aborted; look++) {
+		const left = deadline - processClock.nowMs();
+		if (left <= 0) break;
+		const keys = waiting.map((position) => requests[position].key);
+		await pauseUnlessSettled(tables.slots, keys, Math.min(left, gapBefore(look)), sleep);
+		for (const position of waiting)
+			answers[position] = await takeSlot(pool, tables, requests[position]);
+		waiting = waiting.filter((position) => !answers[position].taken);
+	}
+	return answers;
+}
+
+/** Gaps grow from 10 ms to 200 ms, each shortened by up to a fifth so that waiters spread out. */
+function gapBefore(look: number): number {
+	const gap = Math.min(LONGEST_GAP_MS, FIRST_LOOK_MS * LOOK_GROWTH ** look);
+	return Math.round(gap * (0.8 + Math.random() * 0.2));
+}
