@@ -107,7 +107,7 @@ function optionsValues(
 	return found;
 }
 
-it('ships the fifteen workflows', () => {
+it('ships the sixteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
