@@ -8,54 +8,14 @@ import { join } from 'node:path';
 
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { runtimePaths } from '../../harness/n8n/runtime';
-import { loadShippedWorkflow, webhookPathOf } from '../../harness/n8n/workflows';
+import { webhookPathOf } from '../../harness/n8n/workflows';
 import { startStack } from '../../harness/stack';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
-import {
-	apiWorkflow,
-	batchClaimWorkflow,
-	claimWithBusinessStepWorkflow,
-	claimWorkflow,
-	floorWorkflow,
-	polledClaimWorkflow,
-	polledFloorWorkflow,
-	polledRemoveDuplicatesWorkflow,
-	removeDuplicatesWorkflow,
-	signedClaimWorkflow,
-	SMALL_POOL_CONNECTIONS,
-	SMALL_POOL_CREDENTIAL,
-} from './n8nWorkflows';
+import { benchWorkflows, SMALL_POOL_CONNECTIONS, SMALL_POOL_CREDENTIAL } from './n8nWorkflows';
 
 /** The schema of n8n's own tables in the benchmark Postgres (Remove Duplicates keeps its history there). */
 export const N8N_BENCH_SCHEMA = 'n8n_bench';
 
-const benchWorkflows = () => ({
-	floor: floorWorkflow(),
-	claim: claimWorkflow(),
-	signedClaim: signedClaimWorkflow(),
-	nodeTemplate: loadShippedWorkflow('idempotency-claim-template.json'),
-	builtinTemplate: loadShippedWorkflow('builtin-nodes-template.json'),
-	claimOnceTemplate: claimWithBusinessStepWorkflow('bench-claim-once-template', 'bench-claim-once'),
-	nodeVsRemoveDuplicates: claimWithBusinessStepWorkflow('bench-node-business', 'bench-node'),
-	removeDuplicates: removeDuplicatesWorkflow('bench-remove-duplicates', 'bench-remove-duplicates'),
-	batchClaim: batchClaimWorkflow(),
-	polledFloor: polledFloorWorkflow(),
-	polledClaim: polledClaimWorkflow('bench-polled-claim', 'claim', 'bench_polled_claims'),
-	polledCounting: polledClaimWorkflow(
-		'bench-polled-counting',
-		'counting',
-		'bench_polled_counting',
-		'counting',
-	),
-	polledWatermark: polledClaimWorkflow(
-		'bench-polled-watermark',
-		'watermark',
-		'bench_polled',
-		'higher',
-	),
-	polledRemoveDuplicates: polledRemoveDuplicatesWorkflow(),
-	api: apiWorkflow(),
-});
 export type BenchWorkflow = keyof ReturnType<typeof benchWorkflows>;
 
 export interface BenchN8n {
