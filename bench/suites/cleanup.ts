@@ -5,7 +5,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { Benchmark } from '../lib/benchmark';
 import { loadKeyTable, tableSizes, type TableSizes } from '../lib/keyTable';
-import { freshIds, nodeClaimer, purgeRunner } from '../lib/nodeClaims';
+import { freshIds, nodeClaimer, nodeRunner } from '../lib/nodeClaims';
 import { elapsedMs, formatMiB, formatMs, formatRatio, summarize, timed } from '../lib/stats';
 
 const TABLE = 'bench_cleanup';
@@ -36,7 +36,9 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 	);
 
 	const claimer = nodeClaimer(dist, credentials, TABLE);
-	const purge = purgeRunner(dist, credentials, TABLE);
+	const keyNode = nodeRunner(dist, 'IdempotencyKey', credentials, TABLE);
+	const purge = (olderThanDays: number, batchSize: number) =>
+		keyNode([{ json: {} }], { operation: 'purge', olderThanDays, batchSize });
 	const claimLoop = async (shouldStop: () => boolean) => {
 		const latencies: number[] = [];
 		while (!shouldStop()) {
