@@ -2,11 +2,11 @@
 // insert of 10,000 keys, and against claiming the same number of keys one execution per item.
 import type { QueryResult } from 'pg';
 
-import type { Benchmark } from '../lib/benchmark';
+import { ratioRow, type Benchmark } from '../lib/benchmark';
 import { freshIds, keyOf, nodeClaimer } from '../lib/nodeClaims';
 import { countRoundTrips } from '../lib/queryProbe';
 import { inRotatedOrder } from '../lib/rounds';
-import { formatPercent, formatRate, formatRatio, median, timed } from '../lib/stats';
+import { formatPercent, formatRate, median, timed } from '../lib/stats';
 
 const TABLE = 'bench_batch';
 const BATCH = 10_000;
@@ -122,12 +122,9 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				target: '≥ 80 %',
 				met: batchVsRaw >= 0.8,
 			},
-			{
-				measure: '10,000-item execution vs one execution per item (keys/s)',
-				value: formatRatio(batchVsPerItem),
-				target: '≥ 20×',
-				met: batchVsPerItem >= 20,
-			},
+			ratioRow('10,000-item execution vs one execution per item (keys/s)', batchVsPerItem, {
+				min: 20,
+			}),
 		],
 		details: [
 			`${rounds} alternating rounds after one warm-up round, fresh keys each time; medians shown.`,

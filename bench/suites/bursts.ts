@@ -5,10 +5,10 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { START_SLACK_MS } from '../../harness/webhooks/chatConversations';
-import type { Benchmark } from '../lib/benchmark';
+import { ratioRow, type Benchmark } from '../lib/benchmark';
 import { freshIds, nodeClaimer, nodeRunner } from '../lib/nodeClaims';
 import { rotatedRounds } from '../lib/rounds';
-import { elapsedMs, formatMs, formatRatio, median, summarize } from '../lib/stats';
+import { elapsedMs, formatMs, median, summarize } from '../lib/stats';
 
 const TABLE = 'bench_bursts';
 const BURSTS = `${TABLE}_bursts`;
@@ -128,14 +128,11 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				target: `≤ ${TARGET.lateMedianMs} ms (median)`,
 				met: lateSummary.p50 <= TARGET.lateMedianMs,
 			},
-			{
-				measure:
-					'an item joining an open burst ÷ a plain claim (Claim Once, new key), one-item executions',
-				value: formatRatio(ratio),
+			ratioRow(
+				'an item joining an open burst ÷ a plain claim (Claim Once, new key), one-item executions',
 				ratio,
-				target: `≤ ${TARGET.joinRatio}×`,
-				met: ratio <= TARGET.joinRatio,
-			},
+				{ max: TARGET.joinRatio },
+			),
 		],
 		details: [
 			`Quiet period ${QUIET_MS} ms; ${rounds} rounds of ${chats} chats at once, each a holder and 3 joiners 40 ms apart: ` +

@@ -4,7 +4,7 @@
 // this one splits them.
 import { randomBytes } from 'node:crypto';
 
-import type { Benchmark } from '../lib/benchmark';
+import { ratioRow, type Benchmark } from '../lib/benchmark';
 import { freshIds, keyOf, nodeClaimer } from '../lib/nodeClaims';
 import { rotatedRounds } from '../lib/rounds';
 import { elapsedMs, formatMs, formatRatio, median } from '../lib/stats';
@@ -289,23 +289,18 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 	const of = (scenario: string, index: number) => results.get(scenario)![index];
 	return {
 		rows: [
-			{
-				measure:
-					"1-item new key: the node's statement sent directly ÷ bare INSERT (the SQL's share)",
-				value: formatRatio(of('1 item, new key', 3).vsBare),
-				target: 'reported',
-			},
-			{
-				measure: '1-item repeat, Count Repeats off: node ÷ bare INSERT',
-				value: formatRatio(of('1 item, repeat of a key', 3).vsBare),
-				target: 'reported',
-			},
-			{
-				measure:
-					"10,000 new keys: the node's statement sent directly ÷ bare unnest (the SQL's share)",
-				value: formatRatio(of('10,000 items, new keys', 2).vsBare),
-				target: 'reported',
-			},
+			ratioRow(
+				"1-item new key: the node's statement sent directly ÷ bare INSERT (the SQL's share)",
+				of('1 item, new key', 3).vsBare,
+			),
+			ratioRow(
+				'1-item repeat, Count Repeats off: node ÷ bare INSERT',
+				of('1 item, repeat of a key', 3).vsBare,
+			),
+			ratioRow(
+				"10,000 new keys: the node's statement sent directly ÷ bare unnest (the SQL's share)",
+				of('10,000 items, new keys', 2).vsBare,
+			),
 		],
 		details: [
 			`Every step of a scenario runs in each of ${rounds} rounds (batches: ${batchRounds}) after a warm-up round, in rotated order,`,

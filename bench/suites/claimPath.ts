@@ -6,7 +6,7 @@
 import type { Pool } from 'pg';
 
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import type { BenchContext, Benchmark, BenchRow } from '../lib/benchmark';
+import { ratioRow, type BenchContext, type Benchmark } from '../lib/benchmark';
 import { freshIds, keyOf, nodeClaimer } from '../lib/nodeClaims';
 import { probeQueries, type ProbeReading } from '../lib/queryProbe';
 import { rotatedRounds } from '../lib/rounds';
@@ -62,25 +62,22 @@ export const run: Benchmark = async (context) => {
 		}
 	}
 
-	const rows: BenchRow[] = PATHS.map((path) => ({
-		measure: `1-item claim, ${PATH_LABELS[path]}: node ÷ raw INSERT … ON CONFLICT DO NOTHING (time per claim)`,
-		value: formatRatio(flush[path].ratio),
-		ratio: flush[path].ratio,
-		target: `≤ ${TARGETS[path]}×`,
-		met: flush[path].ratio <= TARGETS[path],
-	}));
-	if (!('skipped' in cpu)) {
-		const results = cpu;
-		rows.push(
-			...PATHS.map((path) => ({
-				measure: `1-item claim, ${PATH_LABELS[path]}, CPU path (no commit waits for a flush): node ÷ raw`,
-				value: formatRatio(results[path].ratio),
-				ratio: results[path].ratio,
-				target: path === 'new' ? '≤ 1.15×' : 'reported',
-				met: path === 'new' ? results[path].ratio <= 1.15 : undefined,
-			})),
-		);
-	}
+	const rows = PATHS.map((path) =>
+		ratioRow(
+			`1-item claim, ${PATH_LABELS[path]}: node ÷ raw INSERT … ON CONFLICT DO NOTHING (time per claim)`,
+			flush[path].ratio,
+			{ max: TARGETS[path] },
+		),
+	);
+	if (!('skipped' in cpu))
+		for (const path of PATHS)
+			rows.push(
+				ratioRow(
+					`1-item claim, ${PATH_LABELS[path]}, CPU path (no commit waits for a flush): node ÷ raw`,
+					cpu[path].ratio,
+					{ max: path === 'new' ? 1.15 : undefined },
+				),
+			);
 	return { rows, details: details(context, flush, cpu) };
 };
 
