@@ -1,14 +1,12 @@
 // The claim path: a one-item execution of the node vs a raw pooled `INSERT … ON CONFLICT (key) DO NOTHING
 // RETURNING key` of the same key shape, same server and table, in alternating blocks: a new key, a counted
 // repeat (the default) and a read-only repeat (Count Repeat Deliveries off), each against the bare insert
-// of the same kind of key; where the node's time goes (waiting for Postgres vs its own JavaScript); and the
-// same on the CPU path, a database where no commit waits for its WAL flush, so what is left is the work.
+// of the same kind of key (section 2b splits the difference step by step); and the same on the CPU path, a database where no commit waits for its WAL flush, so what is left is the work.
 import type { Pool } from 'pg';
 
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import { ratioRow, type BenchContext, type Benchmark } from '../lib/benchmark';
 import { freshIds, keyOf, nodeClaimer } from '../lib/nodeClaims';
-import { probeQueries, type ProbeReading } from '../lib/queryProbe';
 import { rotatedRounds } from '../lib/rounds';
 import {
 	elapsedMs,
@@ -40,7 +38,6 @@ interface PathResult {
 	node: Summary;
 	raw: Summary;
 	ratio: number;
-	waits: ProbeReading[];
 }
 
 export const title = '1. Claim path: node vs raw pg';
@@ -118,19 +115,15 @@ async function measurePaths(
 	await readOnly.run(readOnly.prepare(freshIds(1)));
 	const rawSql = `INSERT INTO public.${TABLE} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`;
 
-	// Time spent waiting for Postgres inside the node's executions; the rest is the node's JavaScript.
-	const probe = probeQueries(dist.pg);
-	const runNodeBlock = async (path: Path, ids: string[], waits: ProbeReading[] = []) => {
+	const runNodeBlock = async (path: Path, ids: string[]) => {
 		const claimer = path === 'read-only duplicate' ? readOnly : counting;
 		const expectNew = path === 'new';
 		const contexts = ids.map((id) => claimer.prepare([id]));
 		const latencies: number[] = [];
 		for (const context of contexts) {
-			probe.reset();
 			const started = process.hrtime.bigint();
 			const [created, duplicate] = await claimer.run(context);
 			latencies.push(elapsedMs(started));
-			waits.push(probe.read());
 			check(
 				(expectNew ? created : duplicate).length === 1,
 				`node ${path} key routed wrongly (${label})`,
@@ -167,24 +160,19 @@ async function measurePaths(
 			// Warm-up: JIT, pool connections, plan caches.
 			await runNodeBlock(path, await idsFor());
 			await runRawBlock(path, await idsFor());
-			const waits: ProbeReading[] = [];
 			const perRound = await rotatedRounds(rounds, ['node', 'raw'] as const, async (side) =>
-				side === 'node'
-					? runNodeBlock(path, await idsFor(), waits)
-					: runRawBlock(path, await idsFor()),
+				side === 'node' ? runNodeBlock(path, await idsFor()) : runRawBlock(path, await idsFor()),
 			);
 			results[path] = {
 				node: summarize(perRound.flatMap(([node]) => node)),
 				raw: summarize(perRound.flatMap(([, raw]) => raw)),
 				ratio: median(perRound.map(([node, raw]) => mean(node) / mean(raw))),
-				waits,
 			};
 			log(
 				`claim path ${path} (${label}): node p50 ${formatMs(results[path].node.p50)} ms, raw p50 ${formatMs(results[path].raw.p50)} ms, ratio ${formatRatio(results[path].ratio)}`,
 			);
 		}
 	} finally {
-		probe.stop();
 		await pool.query(`DROP TABLE IF EXISTS public.${TABLE}`);
 	}
 	return results;
@@ -204,12 +192,6 @@ function details(
 				return `| ${name} | ${path} | ${side === 'node' ? 'node execute()' : 'raw pg'} | ${s.n} | ${formatMs(s.mean)} | ${formatMs(s.p50)} | ${formatMs(s.p95)} | ${formatMs(s.p99)} | ${Math.round(1000 / s.mean)} |`;
 			}),
 		);
-	const split = (name: string, results: Record<Path, PathResult>) =>
-		PATHS.map((path) => {
-			const { waits, node, raw } = results[path];
-			const inPostgres = mean(waits.map((w) => w.waitMs));
-			return `| ${name} | ${path} | ${mean(waits.map((w) => w.roundTrips)).toFixed(1)} | ${formatMs(inPostgres)} | ${formatMs(node.mean - inPostgres)} | ${formatMs(raw.mean)} |`;
-		});
 	const withCpu = !('skipped' in cpu);
 	return [
 		`Sequential, one client, ${rounds} alternating rounds of ${block} claims per side and path; ratio = median over rounds of`,
@@ -225,12 +207,5 @@ function details(
 		'|---|---|---|---:|---:|---:|---:|---:|---:|',
 		...sides('flush', flush),
 		...(withCpu ? sides('CPU', cpu) : []),
-		'',
-		'Where the node\'s time goes (mean per execution; "waiting for Postgres" is measured around pg `Client#query`):',
-		'',
-		'| path | key | statements | waiting for Postgres ms | node JavaScript ms | raw pg total ms |',
-		'|---|---|---:|---:|---:|---:|',
-		...split('flush', flush),
-		...(withCpu ? split('CPU', cpu) : []),
 	].join('\n');
 }
