@@ -11,27 +11,22 @@ import {
 } from '../../harness/node/executeContext';
 import type { Dist } from './dist';
 
-/** Claim settings beyond Claim Once with its defaults: a mode, a lease, more options. */
-export interface ClaimSettings {
-	claimMode?: 'once' | 'lease';
-	leaseSeconds?: number;
-	options?: IDataObject;
-}
-
-/** A claim node bound to one table; items are built before timing starts (n8n's Webhook node builds them). */
+/**
+ * A claim node (Claim Once) bound to one table; items are built before timing starts (n8n's Webhook node
+ * builds them).
+ */
 export function nodeClaimer(
 	dist: Dist,
 	credentials: PostgresCredentials,
 	table: string,
 	countRepeats = true,
-	settings: ClaimSettings = {},
 ) {
 	const node = new dist.IdempotencyClaim();
 	const parameters = {
 		keySource: 'auto',
-		claimMode: settings.claimMode ?? 'once',
-		leaseSeconds: settings.leaseSeconds ?? 300,
-		options: { table, countRepeats, ...settings.options },
+		claimMode: 'once',
+		leaseSeconds: 300,
+		options: { table, countRepeats },
 	};
 	const contextOf = (items: INodeExecutionData[]) =>
 		executeContext(items, { parameters, credentials });
