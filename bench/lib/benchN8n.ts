@@ -22,17 +22,9 @@ export interface BenchN8n {
 	/** Process id of `n8n start`, for reading its RSS. */
 	pid: number | null;
 	url(workflow: BenchWorkflow): string;
-	/** n8n's per-node timings of a workflow's recent executions (null when n8n keeps its data in SQLite). */
-	executionTimings:
-		((workflow: BenchWorkflow, limit?: number) => ReturnType<N8nExecutions['timings']>) | null;
-	/** n8n's saved executions of a workflow: the last id, and when each node finished (null on SQLite). */
-	runs: {
-		lastId(): Promise<number>;
-		nodeEndTimes(
-			workflow: BenchWorkflow,
-			afterId: number,
-		): ReturnType<N8nExecutions['nodeEndTimes']>;
-	} | null;
+	workflowId(workflow: BenchWorkflow): string;
+	/** n8n's saved executions: per-node timings, node end times (null when n8n keeps its data in SQLite). */
+	executions: N8nExecutions | null;
 	description: string;
 	stop(): Promise<void>;
 }
@@ -88,16 +80,8 @@ export async function startN8nForBench({
 	return {
 		pid: n8n.pid,
 		url: (workflow) => n8n.webhookUrl(webhookPathOf(workflows[workflow])),
-		executionTimings: n8nOnSqlite
-			? null
-			: (workflow, limit) => executions.timings(workflows[workflow].id, limit),
-		runs: n8nOnSqlite
-			? null
-			: {
-					lastId: () => executions.lastId(),
-					nodeEndTimes: (workflow, afterId) =>
-						executions.nodeEndTimes(workflows[workflow].id, afterId),
-				},
+		workflowId: (workflow) => workflows[workflow].id,
+		executions: n8nOnSqlite ? null : executions,
 		description:
 			`n8n ${n8nVersion} on Node ${nodeVersion}, package installed from \`npm pack\` as a community package; ` +
 			`n8n's database: ${n8nOnSqlite ? 'SQLite (BENCH_N8N_DATABASE=sqlite)' : `Postgres (schema ${N8N_BENCH_SCHEMA} of the same server)`}, default execution saving`,

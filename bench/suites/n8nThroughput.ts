@@ -143,7 +143,7 @@ export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 
 /** n8n's own per-node timings of the last executions of each workflow (from its execution records). */
 async function nodeTimingsTable(n8n: BenchN8n, limit: number): Promise<string[]> {
-	if (!n8n.executionTimings) return [];
+	if (!n8n.executions) return [];
 	const lines = [
 		'',
 		`Where n8n spends an execution (its own records of the last ${limit} executions per workflow; node times as n8n measures`,
@@ -153,7 +153,7 @@ async function nodeTimingsTable(n8n: BenchN8n, limit: number): Promise<string[]>
 		'|---|---:|---|',
 	];
 	for (const side of SIDES) {
-		const t = await n8n.executionTimings(side.key, limit);
+		const t = await n8n.executions.timings(n8n.workflowId(side.key), limit);
 		const nodes = t.nodes.map((n) => `${n.name} ${formatMs(n.meanMs)}`).join('; ');
 		lines.push(`| ${side.key} | ${formatMs(t.meanMs)} | ${nodes} |`);
 	}
