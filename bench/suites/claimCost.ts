@@ -141,8 +141,6 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 			const { rows } = await claim(keys);
 			return rows.reduce((n, row) => n + (row.key === null ? (row.fresh ?? 0) : 1), 0);
 		};
-	// A one-key statement answers one row, whether the key was new or not.
-	const oneKey = (claim: (key: string) => Promise<{ rowCount: number | null }>) => eachKey(claim);
 
 	const noRowsForRepeats = (n: number, repeat: boolean) => (repeat ? 0 : n);
 	const bareStep: Step = {
@@ -173,7 +171,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				{
 					label: "the node's one-key statement, sent directly",
 					adds: "`DO UPDATE` for repeats, the row's state returned (first seen, counters, status, payload match)",
-					prepare: oneKey((key) => nodeStatement(statement('counting', true))(key)),
+					prepare: eachKey(nodeStatement(statement('counting', true))),
 				},
 				{
 					label: 'node execute(), one webhook item',
@@ -192,7 +190,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				{
 					label: "the node's read-only one-key statement, sent directly",
 					adds: 'the stored row read first (first seen, last seen, status, payload match) to route the repeat',
-					prepare: oneKey((key) => nodeStatement(statement('readOnly', true))(key)),
+					prepare: eachKey(nodeStatement(statement('readOnly', true))),
 				},
 				{
 					label: 'node execute(), Count Repeats off',
@@ -208,7 +206,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				{
 					label: "the node's counting one-key statement, sent directly",
 					adds: "the row's state returned; a repeat commits without waiting for its WAL flush",
-					prepare: oneKey((key) => nodeStatement(statement('counting', true))(key)),
+					prepare: eachKey(nodeStatement(statement('counting', true))),
 				},
 				{
 					label: 'node execute(), Count Repeats on (the default)',

@@ -34,6 +34,9 @@ const PATH_LABELS: Record<Path, string> = {
 	'read-only duplicate': 'repeat of a seen key, read-only (Count Repeat Deliveries off)',
 };
 
+/** Alternating rounds per path, and claims per side in each. */
+const sizes = (quick: boolean) => (quick ? { rounds: 8, block: 50 } : { rounds: 30, block: 150 });
+
 interface PathResult {
 	node: Summary;
 	raw: Summary;
@@ -105,8 +108,7 @@ async function measurePaths(
 	credentials: PostgresCredentials,
 	label: string,
 ): Promise<Record<Path, PathResult>> {
-	const rounds = quick ? 8 : 30;
-	const block = quick ? 50 : 150;
+	const { rounds, block } = sizes(quick);
 	await pool.query(`DROP TABLE IF EXISTS public.${TABLE}`);
 	const counting = nodeClaimer(dist, credentials, TABLE);
 	const readOnly = nodeClaimer(dist, credentials, TABLE, false);
@@ -183,8 +185,7 @@ function details(
 	flush: Record<Path, PathResult>,
 	cpu: Record<Path, PathResult> | { skipped: string },
 ): string {
-	const rounds = quick ? 8 : 30;
-	const block = quick ? 50 : 150;
+	const { rounds, block } = sizes(quick);
 	const sides = (name: string, results: Record<Path, PathResult>) =>
 		PATHS.flatMap((path) =>
 			(['node', 'raw'] as const).map((side) => {

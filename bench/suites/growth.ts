@@ -21,24 +21,25 @@ interface Shape {
 	countRepeats: boolean;
 }
 
+const shape = (label: string, batch: number, keys: Keys, countRepeats = true): Shape => ({
+	label,
+	batch,
+	keys,
+	countRepeats,
+});
 const SHAPES: Shape[] = [
-	{ label: '1 item, new key', batch: 1, keys: 'new', countRepeats: true },
-	{ label: '1 item, repeat of a recent key', batch: 1, keys: 'recent', countRepeats: true },
-	{ label: '1 item, repeat of a key up to 30 days old', batch: 1, keys: 'old', countRepeats: true },
-	{ label: '100 items, new keys', batch: 100, keys: 'new', countRepeats: true },
-	{ label: '100 items, repeats of recent keys', batch: 100, keys: 'recent', countRepeats: true },
-	{
-		label: '100 items, repeats of keys up to 30 days old',
-		batch: 100,
-		keys: 'old',
-		countRepeats: true,
-	},
-	{
-		label: '100 items, repeats of keys up to 30 days old, read-only (Count Repeat Deliveries off)',
-		batch: 100,
-		keys: 'old',
-		countRepeats: false,
-	},
+	shape('1 item, new key', 1, 'new'),
+	shape('1 item, repeat of a recent key', 1, 'recent'),
+	shape('1 item, repeat of a key up to 30 days old', 1, 'old'),
+	shape('100 items, new keys', 100, 'new'),
+	shape('100 items, repeats of recent keys', 100, 'recent'),
+	shape('100 items, repeats of keys up to 30 days old', 100, 'old'),
+	shape(
+		'100 items, repeats of keys up to 30 days old, read-only (Count Repeat Deliveries off)',
+		100,
+		'old',
+		false,
+	),
 ];
 
 const pick = <T>(from: T[], count: number): T[] =>
