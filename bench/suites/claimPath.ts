@@ -1,7 +1,8 @@
 // The claim path: a one-item execution of the node vs a raw pooled `INSERT … ON CONFLICT (key) DO NOTHING
 // RETURNING key` of the same key shape, same server and table, in alternating blocks: a new key, a counted
 // repeat (the default) and a read-only repeat (Count Repeat Deliveries off), each against the bare insert
-// of the same kind of key (section 2b splits the difference step by step); and the same on the CPU path, a database where no commit waits for its WAL flush, so what is left is the work.
+// of the same kind of key (section 2b splits the difference step by step); and the same on the CPU
+// path, a database where no commit waits for its WAL flush, so what is left is the work.
 import type { Pool } from 'pg';
 
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
