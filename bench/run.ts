@@ -33,24 +33,6 @@ const SUITES = [
 	'growth',
 ];
 
-const BENCH_TABLES = [
-	'bench_claim_path',
-	'bench_batch',
-	'bench_claim_cost',
-	'bench_wait',
-	'bench_inbox_plain',
-	'bench_inbox_kept',
-	'bench_inbox_kept_events',
-	'bench_inbox_ops_events',
-	'bench_inbox_ops',
-	'bench_cleanup',
-	'bench_n8n_claims',
-	'bench_polled_business',
-	'bench_polled_claims',
-	'bench_polled_counting',
-	'bench_polled_watermarks',
-];
-
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const only = args
@@ -173,7 +155,15 @@ async function main(): Promise<void> {
 		log(`wrote ${file} (${durationS} s)`);
 	} finally {
 		// On a server given by DATABASE_URL, leave no benchmark tables behind (the templates' tables stay).
-		await pool.query(`DROP TABLE IF EXISTS ${BENCH_TABLES.join(', ')}`).catch(() => undefined);
+		await pool
+			.query(
+				"SELECT string_agg(format('%I', tablename), ', ') AS tables FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'bench\\_%'",
+			)
+			.then(
+				({ rows }) =>
+					rows[0].tables && pool.query(`DROP TABLE IF EXISTS ${rows[0].tables} CASCADE`),
+			)
+			.catch(() => undefined);
 		for (const cleanup of [...cleanups].reverse()) await cleanup().catch(() => undefined);
 	}
 

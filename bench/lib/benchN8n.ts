@@ -8,71 +8,23 @@ import { join } from 'node:path';
 
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { runtimePaths } from '../../harness/n8n/runtime';
-import { loadShippedWorkflow, webhookPathOf } from '../../harness/n8n/workflows';
+import { webhookPathOf } from '../../harness/n8n/workflows';
 import { startStack } from '../../harness/stack';
 import { credentialsFromUrl } from '../../harness/postgres/connections';
-import {
-	apiWorkflow,
-	batchClaimWorkflow,
-	claimWithBusinessStepWorkflow,
-	claimWorkflow,
-	floorWorkflow,
-	polledClaimWorkflow,
-	polledFloorWorkflow,
-	polledRemoveDuplicatesWorkflow,
-	removeDuplicatesWorkflow,
-	signedClaimWorkflow,
-	SMALL_POOL_CONNECTIONS,
-	SMALL_POOL_CREDENTIAL,
-} from './n8nWorkflows';
+import { benchWorkflows, SMALL_POOL_CONNECTIONS, SMALL_POOL_CREDENTIAL } from './n8nWorkflows';
 
 /** The schema of n8n's own tables in the benchmark Postgres (Remove Duplicates keeps its history there). */
 export const N8N_BENCH_SCHEMA = 'n8n_bench';
 
-const benchWorkflows = () => ({
-	floor: floorWorkflow(),
-	claim: claimWorkflow(),
-	signedClaim: signedClaimWorkflow(),
-	nodeTemplate: loadShippedWorkflow('idempotency-claim-template.json'),
-	builtinTemplate: loadShippedWorkflow('builtin-nodes-template.json'),
-	claimOnceTemplate: claimWithBusinessStepWorkflow('bench-claim-once-template', 'bench-claim-once'),
-	nodeVsRemoveDuplicates: claimWithBusinessStepWorkflow('bench-node-business', 'bench-node'),
-	removeDuplicates: removeDuplicatesWorkflow('bench-remove-duplicates', 'bench-remove-duplicates'),
-	batchClaim: batchClaimWorkflow(),
-	polledFloor: polledFloorWorkflow(),
-	polledClaim: polledClaimWorkflow('bench-polled-claim', 'claim', 'bench_polled_claims'),
-	polledCounting: polledClaimWorkflow(
-		'bench-polled-counting',
-		'counting',
-		'bench_polled_counting',
-		'counting',
-	),
-	polledWatermark: polledClaimWorkflow(
-		'bench-polled-watermark',
-		'watermark',
-		'bench_polled',
-		'higher',
-	),
-	polledRemoveDuplicates: polledRemoveDuplicatesWorkflow(),
-	api: apiWorkflow(),
-});
 export type BenchWorkflow = keyof ReturnType<typeof benchWorkflows>;
 
 export interface BenchN8n {
 	/** Process id of `n8n start`, for reading its RSS. */
 	pid: number | null;
 	url(workflow: BenchWorkflow): string;
-	/** n8n's per-node timings of a workflow's recent executions (null when n8n keeps its data in SQLite). */
-	executionTimings:
-		((workflow: BenchWorkflow, limit?: number) => ReturnType<N8nExecutions['timings']>) | null;
-	/** n8n's saved executions of a workflow: the last id, and when each node finished (null on SQLite). */
-	runs: {
-		lastId(): Promise<number>;
-		nodeEndTimes(
-			workflow: BenchWorkflow,
-			afterId: number,
-		): ReturnType<N8nExecutions['nodeEndTimes']>;
-	} | null;
+	workflowId(workflow: BenchWorkflow): string;
+	/** n8n's saved executions: per-node timings, node end times (null when n8n keeps its data in SQLite). */
+	executions: N8nExecutions | null;
 	description: string;
 	stop(): Promise<void>;
 }
@@ -128,16 +80,8 @@ export async function startN8nForBench({
 	return {
 		pid: n8n.pid,
 		url: (workflow) => n8n.webhookUrl(webhookPathOf(workflows[workflow])),
-		executionTimings: n8nOnSqlite
-			? null
-			: (workflow, limit) => executions.timings(workflows[workflow].id, limit),
-		runs: n8nOnSqlite
-			? null
-			: {
-					lastId: () => executions.lastId(),
-					nodeEndTimes: (workflow, afterId) =>
-						executions.nodeEndTimes(workflows[workflow].id, afterId),
-				},
+		workflowId: (workflow) => workflows[workflow].id,
+		executions: n8nOnSqlite ? null : executions,
 		description:
 			`n8n ${n8nVersion} on Node ${nodeVersion}, package installed from \`npm pack\` as a community package; ` +
 			`n8n's database: ${n8nOnSqlite ? 'SQLite (BENCH_N8N_DATABASE=sqlite)' : `Postgres (schema ${N8N_BENCH_SCHEMA} of the same server)`}, default execution saving`,

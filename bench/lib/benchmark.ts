@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
 import type { Dist } from './dist';
 import type { BenchN8n } from './benchN8n';
+import { formatRatio } from './stats';
 
 export interface BenchContext {
 	dist: Dist;
@@ -23,8 +24,25 @@ export interface BenchRow {
 	value: string;
 	target?: string;
 	met?: boolean;
-	ratio?: number;
 }
+
+/** A row whose value is a ratio held to a bound (at most `max`×, at least `min`×), or only reported. */
+export function ratioRow(
+	measure: string,
+	ratio: number,
+	{ max, min }: { max?: number; min?: number } = {},
+): BenchRow {
+	const target = max !== undefined ? `≤ ${max}×` : min !== undefined ? `≥ ${min}×` : 'reported';
+	const met = max !== undefined ? ratio <= max : min !== undefined ? ratio >= min : undefined;
+	return { measure, value: formatRatio(ratio), target, met };
+}
+
+/** A row with no target to meet: what it says is reported (or asserted elsewhere, as `target` says). */
+export const reportedRow = (measure: string, value: string, target = 'reported'): BenchRow => ({
+	measure,
+	value,
+	target,
+});
 
 export interface BenchResult {
 	title: string;

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
+import type { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.node';
 import type { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import type { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import type * as BenchmarkEntry from '../../nodes/Idempotency/benchmarkEntry';
@@ -16,6 +17,7 @@ const DIST = join(REPO_ROOT, 'dist', 'nodes', 'Idempotency');
 export interface Dist {
 	IdempotencyClaim: typeof IdempotencyClaim;
 	IdempotencyKey: typeof IdempotencyKey;
+	IdempotencyBurst: typeof IdempotencyBurst;
 	internals: typeof BenchmarkEntry;
 	pg: typeof import('pg');
 }
@@ -29,6 +31,7 @@ export function loadDist(): Dist {
 	return {
 		IdempotencyClaim: load('./IdempotencyClaim.node.js').IdempotencyClaim,
 		IdempotencyKey: load('./IdempotencyKey.node.js').IdempotencyKey,
+		IdempotencyBurst: load('./IdempotencyBurst.node.js').IdempotencyBurst,
 		internals: load('./benchmarkEntry.js'),
 		pg: load('pg'),
 	};

@@ -4,30 +4,29 @@ import { randomUUID } from 'node:crypto';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import { executeContext, webhookItem } from '../../harness/node/executeContext';
+import {
+	executeContext,
+	webhookItem,
+	type ContextOptions,
+} from '../../harness/node/executeContext';
 import type { Dist } from './dist';
 
-/** Claim settings beyond Claim Once with its defaults: a mode, a lease, more options. */
-export interface ClaimSettings {
-	claimMode?: 'once' | 'lease';
-	leaseSeconds?: number;
-	options?: IDataObject;
-}
-
-/** A claim node bound to one table; items are built before timing starts (n8n's Webhook node builds them). */
+/**
+ * A claim node (Claim Once) bound to one table; items are built before timing starts (n8n's Webhook node
+ * builds them).
+ */
 export function nodeClaimer(
 	dist: Dist,
 	credentials: PostgresCredentials,
 	table: string,
 	countRepeats = true,
-	settings: ClaimSettings = {},
 ) {
 	const node = new dist.IdempotencyClaim();
 	const parameters = {
 		keySource: 'auto',
-		claimMode: settings.claimMode ?? 'once',
-		leaseSeconds: settings.leaseSeconds ?? 300,
-		options: { table, countRepeats, ...settings.options },
+		claimMode: 'once',
+		leaseSeconds: 300,
+		options: { table, countRepeats },
 	};
 	const contextOf = (items: INodeExecutionData[]) =>
 		executeContext(items, { parameters, credentials });
@@ -47,18 +46,40 @@ export function nodeClaimer(
 	};
 }
 
-export function purgeRunner(dist: Dist, credentials: PostgresCredentials, table: string) {
-	const node = new dist.IdempotencyKey();
-	return (olderThanDays: number, batchSize: number) =>
+/**
+ * One of the built nodes bound to a table: runs its execute() over `items` with these parameters (Options
+ * › Table set), as n8n calls it; `perItem` answers the parameters that are expressions in a workflow.
+ */
+export function nodeRunner(
+	dist: Dist,
+	name: 'IdempotencyClaim' | 'IdempotencyKey' | 'IdempotencyBurst',
+	credentials: PostgresCredentials,
+	table: string,
+) {
+	const node = new dist[name]();
+	return (
+		items: INodeExecutionData[],
+		parameters: IDataObject,
+		perItem?: ContextOptions['perItem'],
+	): Promise<INodeExecutionData[][]> =>
 		node.execute.call(
-			executeContext([{ json: {} }], {
-				parameters: { operation: 'purge', olderThanDays, batchSize, options: { table } },
+			executeContext(items, {
+				parameters: { ...parameters, options: { table } },
+				perItem,
 				credentials,
-				nodeName: 'Idempotency Key',
-				nodeType: 'idempotencyKey',
+				nodeName: name.replace('Idempotency', 'Idempotency '),
+				nodeType: name[0].toLowerCase() + name.slice(1),
 			}),
 		) as Promise<INodeExecutionData[][]>;
 }
+
+/** The Idempotency Key parameters `key` and `claimId` of each item, from its claim's output. */
+export const claimOfItem =
+	(items: INodeExecutionData[]) =>
+	(name: string, index: number): unknown =>
+		name === 'key' || name === 'claimId'
+			? (items[index]?.json.idempotency as IDataObject | undefined)?.[name]
+			: undefined;
 
 /** Stripe-like event ids, unique per run. */
 export function freshIds(count: number, prefix = 'evt_'): string[] {

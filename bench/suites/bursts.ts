@@ -2,19 +2,13 @@
 // returns it after its quiet period's end, with many bursts open at once on a pool of 10; and what an item
 // joining an open burst costs against a plain claim (the claim node, Claim Once, a new key), one-item
 // executions in alternating blocks.
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import type { IDataObject } from 'n8n-workflow';
 
-import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
-
-import { executeContext } from '../../harness/node/executeContext';
-import { REPO_ROOT } from '../../harness/repo';
 import { START_SLACK_MS } from '../../harness/webhooks/chatConversations';
-import type { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.node';
-import type { Benchmark } from '../lib/benchmark';
-import { freshIds, nodeClaimer } from '../lib/nodeClaims';
+import { ratioRow, type Benchmark } from '../lib/benchmark';
+import { freshIds, nodeClaimer, nodeRunner } from '../lib/nodeClaims';
 import { rotatedRounds } from '../lib/rounds';
-import { elapsedMs, formatMs, formatRatio, median, summarize } from '../lib/stats';
+import { elapsedMs, formatMs, median, summarize } from '../lib/stats';
 
 const TABLE = 'bench_bursts';
 const BURSTS = `${TABLE}_bursts`;
@@ -25,32 +19,21 @@ const TARGET = { lateMedianMs: 100, joinRatio: 1.5 };
 
 export const title = '7. Idempotency Burst at the node';
 export const run: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
-	const Burst = (
-		createRequire(join(REPO_ROOT, 'dist', 'nodes', 'Idempotency', 'IdempotencyBurst.node.js'))(
-			'./IdempotencyBurst.node.js',
-		) as { IdempotencyBurst: typeof IdempotencyBurst }
-	).IdempotencyBurst;
-	const node = new Burst();
 	const small = { ...credentials, maxConnections: POOL };
-	const collect = (chat: string, n: number, rules: IDataObject) => {
-		const items: INodeExecutionData[] = [{ json: chatItem(chat, n) }];
-		return node.execute.call(
-			executeContext(items, {
-				parameters: {
-					operation: 'collect',
-					edge: 'trailing',
-					maxWaitSeconds: 600,
-					maxItems: 10_000,
-					leaseSeconds: 600,
-					...rules,
-					options: { table: TABLE },
-				},
-				perItem: (name) => (name === 'burstKey' ? chat : undefined),
-				credentials: small,
-				nodeType: 'idempotencyBurst',
-			}),
-		) as Promise<INodeExecutionData[][]>;
-	};
+	const burstNode = nodeRunner(dist, 'IdempotencyBurst', small, TABLE);
+	const collect = (chat: string, n: number, rules: IDataObject) =>
+		burstNode(
+			[{ json: chatItem(chat, n) }],
+			{
+				operation: 'collect',
+				edge: 'trailing',
+				maxWaitSeconds: 600,
+				maxItems: 10_000,
+				leaseSeconds: 600,
+				...rules,
+			},
+			(name) => (name === 'burstKey' ? chat : undefined),
+		);
 	await pool.query(`DROP TABLE IF EXISTS ${BURSTS}, ${TABLE}_burst_items, ${CLAIMS}`);
 	await collect('warm-up', 0, { quietSeconds: 0.01 }); // creates the tables, outside the timing
 
@@ -145,14 +128,11 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				target: `≤ ${TARGET.lateMedianMs} ms (median)`,
 				met: lateSummary.p50 <= TARGET.lateMedianMs,
 			},
-			{
-				measure:
-					'an item joining an open burst ÷ a plain claim (Claim Once, new key), one-item executions',
-				value: formatRatio(ratio),
+			ratioRow(
+				'an item joining an open burst ÷ a plain claim (Claim Once, new key), one-item executions',
 				ratio,
-				target: `≤ ${TARGET.joinRatio}×`,
-				met: ratio <= TARGET.joinRatio,
-			},
+				{ max: TARGET.joinRatio },
+			),
 		],
 		details: [
 			`Quiet period ${QUIET_MS} ms; ${rounds} rounds of ${chats} chats at once, each a holder and 3 joiners 40 ms apart: ` +

@@ -4,7 +4,7 @@
 // this one splits them.
 import { randomBytes } from 'node:crypto';
 
-import type { Benchmark } from '../lib/benchmark';
+import { ratioRow, type Benchmark } from '../lib/benchmark';
 import { freshIds, keyOf, nodeClaimer } from '../lib/nodeClaims';
 import { rotatedRounds } from '../lib/rounds';
 import { elapsedMs, formatMs, formatRatio, median } from '../lib/stats';
@@ -141,8 +141,6 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 			const { rows } = await claim(keys);
 			return rows.reduce((n, row) => n + (row.key === null ? (row.fresh ?? 0) : 1), 0);
 		};
-	// A one-key statement answers one row, whether the key was new or not.
-	const oneKey = (claim: (key: string) => Promise<{ rowCount: number | null }>) => eachKey(claim);
 
 	const noRowsForRepeats = (n: number, repeat: boolean) => (repeat ? 0 : n);
 	const bareStep: Step = {
@@ -173,7 +171,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				{
 					label: "the node's one-key statement, sent directly",
 					adds: "`DO UPDATE` for repeats, the row's state returned (first seen, counters, status, payload match)",
-					prepare: oneKey((key) => nodeStatement(statement('counting', true))(key)),
+					prepare: eachKey(nodeStatement(statement('counting', true))),
 				},
 				{
 					label: 'node execute(), one webhook item',
@@ -192,7 +190,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				{
 					label: "the node's read-only one-key statement, sent directly",
 					adds: 'the stored row read first (first seen, last seen, status, payload match) to route the repeat',
-					prepare: oneKey((key) => nodeStatement(statement('readOnly', true))(key)),
+					prepare: eachKey(nodeStatement(statement('readOnly', true))),
 				},
 				{
 					label: 'node execute(), Count Repeats off',
@@ -208,7 +206,7 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 				{
 					label: "the node's counting one-key statement, sent directly",
 					adds: "the row's state returned; a repeat commits without waiting for its WAL flush",
-					prepare: oneKey((key) => nodeStatement(statement('counting', true))(key)),
+					prepare: eachKey(nodeStatement(statement('counting', true))),
 				},
 				{
 					label: 'node execute(), Count Repeats on (the default)',
@@ -289,23 +287,18 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 	const of = (scenario: string, index: number) => results.get(scenario)![index];
 	return {
 		rows: [
-			{
-				measure:
-					"1-item new key: the node's statement sent directly ÷ bare INSERT (the SQL's share)",
-				value: formatRatio(of('1 item, new key', 3).vsBare),
-				target: 'reported',
-			},
-			{
-				measure: '1-item repeat, Count Repeats off: node ÷ bare INSERT',
-				value: formatRatio(of('1 item, repeat of a key', 3).vsBare),
-				target: 'reported',
-			},
-			{
-				measure:
-					"10,000 new keys: the node's statement sent directly ÷ bare unnest (the SQL's share)",
-				value: formatRatio(of('10,000 items, new keys', 2).vsBare),
-				target: 'reported',
-			},
+			ratioRow(
+				"1-item new key: the node's statement sent directly ÷ bare INSERT (the SQL's share)",
+				of('1 item, new key', 3).vsBare,
+			),
+			ratioRow(
+				'1-item repeat, Count Repeats off: node ÷ bare INSERT',
+				of('1 item, repeat of a key', 3).vsBare,
+			),
+			ratioRow(
+				"10,000 new keys: the node's statement sent directly ÷ bare unnest (the SQL's share)",
+				of('10,000 items, new keys', 2).vsBare,
+			),
 		],
 		details: [
 			`Every step of a scenario runs in each of ${rounds} rounds (batches: ${batchRounds}) after a warm-up round, in rotated order,`,

@@ -1,14 +1,13 @@
 // The claim path: a one-item execution of the node vs a raw pooled `INSERT … ON CONFLICT (key) DO NOTHING
 // RETURNING key` of the same key shape, same server and table, in alternating blocks: a new key, a counted
 // repeat (the default) and a read-only repeat (Count Repeat Deliveries off), each against the bare insert
-// of the same kind of key; where the node's time goes (waiting for Postgres vs its own JavaScript); and the
-// same on the CPU path, a database where no commit waits for its WAL flush, so what is left is the work.
+// of the same kind of key (section 2b splits the difference step by step); and the same on the CPU
+// path, a database where no commit waits for its WAL flush, so what is left is the work.
 import type { Pool } from 'pg';
 
 import type { PostgresCredentials } from '../../nodes/Idempotency/transport/postgresCredentials';
-import type { BenchContext, Benchmark, BenchRow } from '../lib/benchmark';
+import { ratioRow, type BenchContext, type Benchmark } from '../lib/benchmark';
 import { freshIds, keyOf, nodeClaimer } from '../lib/nodeClaims';
-import { probeQueries, type ProbeReading } from '../lib/queryProbe';
 import { rotatedRounds } from '../lib/rounds';
 import {
 	elapsedMs,
@@ -36,11 +35,13 @@ const PATH_LABELS: Record<Path, string> = {
 	'read-only duplicate': 'repeat of a seen key, read-only (Count Repeat Deliveries off)',
 };
 
+/** Alternating rounds per path, and claims per side in each. */
+const sizes = (quick: boolean) => (quick ? { rounds: 8, block: 50 } : { rounds: 30, block: 150 });
+
 interface PathResult {
 	node: Summary;
 	raw: Summary;
 	ratio: number;
-	waits: ProbeReading[];
 }
 
 export const title = '1. Claim path: node vs raw pg';
@@ -62,25 +63,22 @@ export const run: Benchmark = async (context) => {
 		}
 	}
 
-	const rows: BenchRow[] = PATHS.map((path) => ({
-		measure: `1-item claim, ${PATH_LABELS[path]}: node ÷ raw INSERT … ON CONFLICT DO NOTHING (time per claim)`,
-		value: formatRatio(flush[path].ratio),
-		ratio: flush[path].ratio,
-		target: `≤ ${TARGETS[path]}×`,
-		met: flush[path].ratio <= TARGETS[path],
-	}));
-	if (!('skipped' in cpu)) {
-		const results = cpu;
-		rows.push(
-			...PATHS.map((path) => ({
-				measure: `1-item claim, ${PATH_LABELS[path]}, CPU path (no commit waits for a flush): node ÷ raw`,
-				value: formatRatio(results[path].ratio),
-				ratio: results[path].ratio,
-				target: path === 'new' ? '≤ 1.15×' : 'reported',
-				met: path === 'new' ? results[path].ratio <= 1.15 : undefined,
-			})),
-		);
-	}
+	const rows = PATHS.map((path) =>
+		ratioRow(
+			`1-item claim, ${PATH_LABELS[path]}: node ÷ raw INSERT … ON CONFLICT DO NOTHING (time per claim)`,
+			flush[path].ratio,
+			{ max: TARGETS[path] },
+		),
+	);
+	if (!('skipped' in cpu))
+		for (const path of PATHS)
+			rows.push(
+				ratioRow(
+					`1-item claim, ${PATH_LABELS[path]}, CPU path (no commit waits for a flush): node ÷ raw`,
+					cpu[path].ratio,
+					{ max: path === 'new' ? 1.15 : undefined },
+				),
+			);
 	return { rows, details: details(context, flush, cpu) };
 };
 
@@ -111,8 +109,7 @@ async function measurePaths(
 	credentials: PostgresCredentials,
 	label: string,
 ): Promise<Record<Path, PathResult>> {
-	const rounds = quick ? 8 : 30;
-	const block = quick ? 50 : 150;
+	const { rounds, block } = sizes(quick);
 	await pool.query(`DROP TABLE IF EXISTS public.${TABLE}`);
 	const counting = nodeClaimer(dist, credentials, TABLE);
 	const readOnly = nodeClaimer(dist, credentials, TABLE, false);
@@ -121,19 +118,15 @@ async function measurePaths(
 	await readOnly.run(readOnly.prepare(freshIds(1)));
 	const rawSql = `INSERT INTO public.${TABLE} (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`;
 
-	// Time spent waiting for Postgres inside the node's executions; the rest is the node's JavaScript.
-	const probe = probeQueries(dist.pg);
-	const runNodeBlock = async (path: Path, ids: string[], waits: ProbeReading[] = []) => {
+	const runNodeBlock = async (path: Path, ids: string[]) => {
 		const claimer = path === 'read-only duplicate' ? readOnly : counting;
 		const expectNew = path === 'new';
 		const contexts = ids.map((id) => claimer.prepare([id]));
 		const latencies: number[] = [];
 		for (const context of contexts) {
-			probe.reset();
 			const started = process.hrtime.bigint();
 			const [created, duplicate] = await claimer.run(context);
 			latencies.push(elapsedMs(started));
-			waits.push(probe.read());
 			check(
 				(expectNew ? created : duplicate).length === 1,
 				`node ${path} key routed wrongly (${label})`,
@@ -170,24 +163,19 @@ async function measurePaths(
 			// Warm-up: JIT, pool connections, plan caches.
 			await runNodeBlock(path, await idsFor());
 			await runRawBlock(path, await idsFor());
-			const waits: ProbeReading[] = [];
 			const perRound = await rotatedRounds(rounds, ['node', 'raw'] as const, async (side) =>
-				side === 'node'
-					? runNodeBlock(path, await idsFor(), waits)
-					: runRawBlock(path, await idsFor()),
+				side === 'node' ? runNodeBlock(path, await idsFor()) : runRawBlock(path, await idsFor()),
 			);
 			results[path] = {
 				node: summarize(perRound.flatMap(([node]) => node)),
 				raw: summarize(perRound.flatMap(([, raw]) => raw)),
 				ratio: median(perRound.map(([node, raw]) => mean(node) / mean(raw))),
-				waits,
 			};
 			log(
 				`claim path ${path} (${label}): node p50 ${formatMs(results[path].node.p50)} ms, raw p50 ${formatMs(results[path].raw.p50)} ms, ratio ${formatRatio(results[path].ratio)}`,
 			);
 		}
 	} finally {
-		probe.stop();
 		await pool.query(`DROP TABLE IF EXISTS public.${TABLE}`);
 	}
 	return results;
@@ -198,8 +186,7 @@ function details(
 	flush: Record<Path, PathResult>,
 	cpu: Record<Path, PathResult> | { skipped: string },
 ): string {
-	const rounds = quick ? 8 : 30;
-	const block = quick ? 50 : 150;
+	const { rounds, block } = sizes(quick);
 	const sides = (name: string, results: Record<Path, PathResult>) =>
 		PATHS.flatMap((path) =>
 			(['node', 'raw'] as const).map((side) => {
@@ -207,12 +194,6 @@ function details(
 				return `| ${name} | ${path} | ${side === 'node' ? 'node execute()' : 'raw pg'} | ${s.n} | ${formatMs(s.mean)} | ${formatMs(s.p50)} | ${formatMs(s.p95)} | ${formatMs(s.p99)} | ${Math.round(1000 / s.mean)} |`;
 			}),
 		);
-	const split = (name: string, results: Record<Path, PathResult>) =>
-		PATHS.map((path) => {
-			const { waits, node, raw } = results[path];
-			const inPostgres = mean(waits.map((w) => w.waitMs));
-			return `| ${name} | ${path} | ${mean(waits.map((w) => w.roundTrips)).toFixed(1)} | ${formatMs(inPostgres)} | ${formatMs(node.mean - inPostgres)} | ${formatMs(raw.mean)} |`;
-		});
 	const withCpu = !('skipped' in cpu);
 	return [
 		`Sequential, one client, ${rounds} alternating rounds of ${block} claims per side and path; ratio = median over rounds of`,
@@ -228,12 +209,5 @@ function details(
 		'|---|---|---|---:|---:|---:|---:|---:|---:|',
 		...sides('flush', flush),
 		...(withCpu ? sides('CPU', cpu) : []),
-		'',
-		'Where the node\'s time goes (mean per execution; "waiting for Postgres" is measured around pg `Client#query`):',
-		'',
-		'| path | key | statements | waiting for Postgres ms | node JavaScript ms | raw pg total ms |',
-		'|---|---|---:|---:|---:|---:|',
-		...split('flush', flush),
-		...(withCpu ? split('CPU', cpu) : []),
 	].join('\n');
 }

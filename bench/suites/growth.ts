@@ -3,10 +3,10 @@
 // of recent keys (what provider retries are) and repeats of keys up to 30 days old, counted or read-only.
 // All tables are loaded first, then measured in interleaved rounds, so load from elsewhere on the machine
 // hits every size alike. Also table + indexes per million keys at each size.
-import type { Benchmark, BenchRow } from '../lib/benchmark';
+import { ratioRow, reportedRow, type Benchmark } from '../lib/benchmark';
 import { LOADED_ID_SUFFIX_SQL, loadedId, loadKeyTable, tableSizes } from '../lib/keyTable';
 import { freshIds, keyOf, nodeClaimer } from '../lib/nodeClaims';
-import { formatMiB, formatRatio, timed } from '../lib/stats';
+import { formatMiB, timed } from '../lib/stats';
 import { timedWithWal } from '../lib/walMeter';
 
 const TARGET_RATIO = 0.8;
@@ -21,24 +21,25 @@ interface Shape {
 	countRepeats: boolean;
 }
 
+const shape = (label: string, batch: number, keys: Keys, countRepeats = true): Shape => ({
+	label,
+	batch,
+	keys,
+	countRepeats,
+});
 const SHAPES: Shape[] = [
-	{ label: '1 item, new key', batch: 1, keys: 'new', countRepeats: true },
-	{ label: '1 item, repeat of a recent key', batch: 1, keys: 'recent', countRepeats: true },
-	{ label: '1 item, repeat of a key up to 30 days old', batch: 1, keys: 'old', countRepeats: true },
-	{ label: '100 items, new keys', batch: 100, keys: 'new', countRepeats: true },
-	{ label: '100 items, repeats of recent keys', batch: 100, keys: 'recent', countRepeats: true },
-	{
-		label: '100 items, repeats of keys up to 30 days old',
-		batch: 100,
-		keys: 'old',
-		countRepeats: true,
-	},
-	{
-		label: '100 items, repeats of keys up to 30 days old, read-only (Count Repeat Deliveries off)',
-		batch: 100,
-		keys: 'old',
-		countRepeats: false,
-	},
+	shape('1 item, new key', 1, 'new'),
+	shape('1 item, repeat of a recent key', 1, 'recent'),
+	shape('1 item, repeat of a key up to 30 days old', 1, 'old'),
+	shape('100 items, new keys', 100, 'new'),
+	shape('100 items, repeats of recent keys', 100, 'recent'),
+	shape('100 items, repeats of keys up to 30 days old', 100, 'old'),
+	shape(
+		'100 items, repeats of keys up to 30 days old, read-only (Count Repeat Deliveries off)',
+		100,
+		'old',
+		false,
+	),
 ];
 
 const pick = <T>(from: T[], count: number): T[] =>
@@ -125,21 +126,20 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 		keys[shapeIndex][sizeIndex] / seconds[shapeIndex][sizeIndex];
 	const largest = sizes.length - 1;
 	const sizeLabel = (size: number) => (size >= 1e6 ? `${size / 1e6} M` : size.toLocaleString('en'));
-	const rows: BenchRow[] = SHAPES.map((shape, shapeIndex) => {
-		const ratio = rate(shapeIndex, largest) / rate(shapeIndex, 0);
-		return {
-			measure: `${shape.label}: claims/s with ${sizeLabel(sizes[largest])} keys ÷ empty table`,
-			value: formatRatio(ratio),
-			target: quick ? 'reported (quick sizes)' : `≥ ${TARGET_RATIO}×`,
-			met: quick ? undefined : ratio >= TARGET_RATIO,
-			ratio,
-		};
+	const rows = SHAPES.map((shape, shapeIndex) => {
+		const row = ratioRow(
+			`${shape.label}: claims/s with ${sizeLabel(sizes[largest])} keys ÷ empty table`,
+			rate(shapeIndex, largest) / rate(shapeIndex, 0),
+			{ min: quick ? undefined : TARGET_RATIO },
+		);
+		return quick ? { ...row, target: 'reported (quick sizes)' } : row;
 	});
-	rows.push({
-		measure: `table + indexes per million keys at ${sizeLabel(sizes[largest])} keys`,
-		value: formatMiB(perMillion[largest]),
-		target: 'reported',
-	});
+	rows.push(
+		reportedRow(
+			`table + indexes per million keys at ${sizeLabel(sizes[largest])} keys`,
+			formatMiB(perMillion[largest]),
+		),
+	);
 	for (const table of tables) await pool.query(`DROP TABLE IF EXISTS ${table}`);
 	const shapeRows = (unit: string, perShapeAndSize: (shape: number, size: number) => number) =>
 		SHAPES.map(

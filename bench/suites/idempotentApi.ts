@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 
 import { callApi, ordersFor } from '../../harness/webhooks/apiCaller';
 import { inN8n } from '../lib/benchmark';
-import type { BenchN8n } from '../lib/benchN8n';
+import type { N8nExecutions } from '../../harness/n8n/executions';
 import { sampleBusyConnections } from '../lib/busyConnections';
 import { SMALL_POOL_CONNECTIONS } from '../lib/n8nWorkflows';
 import { formatMs, summarize } from '../lib/stats';
@@ -20,7 +20,7 @@ const TARGET = { medianMs: 50, p99Ms: 250 };
 
 export const title = '4c. An Idempotency-Key API: callers waiting for a running claim, in real n8n';
 export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
-	const runs = n8n.runs;
+	const runs = n8n.executions;
 	if (!runs)
 		return { skipped: "n8n keeps its data in SQLite: no run data to read Complete's end from" };
 	const rounds = quick ? 2 : 10;
@@ -44,7 +44,7 @@ export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 			first.status === 201 && answers.every((a) => a.status === 201 && a.body === first.body),
 			`Idempotency-Key API, round ${round}: answers differ (${[...new Set(answers.map((a) => `${a.status} ${a.body}`))].join(' | ')})`,
 		);
-		const saved = await finishedRuns(runs, since, CALLERS);
+		const saved = await finishedRuns(runs, n8n.workflowId('api'), since, CALLERS);
 		const holders = saved.filter((execution) => execution.ends[COMPLETE_NODE] !== undefined);
 		check(holders.length === 1, `Idempotency-Key API, round ${round}: ${holders.length} holders`);
 		const completedAt = holders[0]?.ends[COMPLETE_NODE] ?? NaN;
@@ -107,10 +107,10 @@ const post = (url: string, key: string) =>
 	callApi(url, JSON.stringify({ item: 'bench', quantity: 1 }), { 'idempotency-key': key });
 
 /** The round's executions once n8n has saved them all (it answers before it saves). */
-async function finishedRuns(runs: NonNullable<BenchN8n['runs']>, since: number, count: number) {
+async function finishedRuns(runs: N8nExecutions, workflowId: string, since: number, count: number) {
 	const deadline = Date.now() + 30_000;
 	for (;;) {
-		const saved = await runs.nodeEndTimes('api', since);
+		const saved = await runs.nodeEndTimes(workflowId, since);
 		if (saved.length >= count || Date.now() > deadline) return saved;
 		await new Promise((resolve) => setTimeout(resolve, 100));
 	}

@@ -6,9 +6,9 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import type { Pool } from 'pg';
 
-import { executeContext } from '../../harness/node/executeContext';
 import type { Benchmark } from '../lib/benchmark';
 import { LOADED_ID_SUFFIX_SQL, loadKeyTable } from '../lib/keyTable';
+import { nodeRunner } from '../lib/nodeClaims';
 import { rotatedRounds } from '../lib/rounds';
 import { formatMiB, formatRatio, median, timed } from '../lib/stats';
 
@@ -25,18 +25,11 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 	const inFlight = quick ? [1_000, 5_000] : [10_000, 100_000];
 	const summaryRuns = quick ? 3 : 7;
 	const rounds = quick ? 1 : 3;
-	const keyNode = new dist.IdempotencyKey();
+	const keyNode = nodeRunner(dist, 'IdempotencyKey', credentials, TABLE);
 	const keyOperation = (parameters: IDataObject, items: INodeExecutionData[] = [{ json: {} }]) =>
-		keyNode.execute.call(
-			executeContext(items, {
-				parameters: { ...parameters, options: { table: TABLE } },
-				perItem: (name, index) =>
-					name === 'key' ? ((items[index]?.json as IDataObject).key ?? undefined) : undefined,
-				credentials,
-				nodeName: 'Idempotency Key',
-				nodeType: 'idempotencyKey',
-			}),
-		) as Promise<INodeExecutionData[][]>;
+		keyNode(items, parameters, (name, index) =>
+			name === 'key' ? (items[index]?.json.key ?? undefined) : undefined,
+		);
 
 	log(`inbox ops: loading ${claims.toLocaleString('en')} completed keys…`);
 	const loaded = await timed(() =>
@@ -50,17 +43,16 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 	log(`inbox ops: loaded in ${(loaded.ms / 1000).toFixed(0)} s`);
 	await pool.query(`DROP TABLE IF EXISTS ${EVENTS}`);
 	// The event table as Keep Event makes it: the node's own claim with Create Table If Missing.
-	await new dist.IdempotencyClaim().execute.call(
-		executeContext([{ json: { body: { id: 'evt_table_maker' } } }], {
-			parameters: {
-				keySource: 'auto',
-				claimMode: 'lease',
-				keepEvent: true,
-				options: { table: TABLE },
-			},
-			credentials,
-		}),
-	);
+	await nodeRunner(
+		dist,
+		'IdempotencyClaim',
+		credentials,
+		TABLE,
+	)([{ json: { body: { id: 'evt_table_maker' } } }], {
+		keySource: 'auto',
+		claimMode: 'lease',
+		keepEvent: true,
+	});
 	await pool.query(`DELETE FROM ${EVENTS}`);
 
 	// Dead letters as Retry Later parks them: a processing claim whose lease never ends, a 1 KiB event.

@@ -9,11 +9,11 @@
 import type { Pool } from 'pg';
 
 import { parseFlatted } from '../../harness/n8n/flatted';
-import { inN8n } from '../lib/benchmark';
+import { inN8n, ratioRow } from '../lib/benchmark';
 import { runGroups } from '../lib/loadGenerator';
 import { N8N_BENCH_SCHEMA, type BenchWorkflow } from '../lib/benchN8n';
 import { rotatedRounds } from '../lib/rounds';
-import { formatMs, formatRatio, median } from '../lib/stats';
+import { formatMs, median } from '../lib/stats';
 import { timedWithWal } from '../lib/walMeter';
 
 type Side =
@@ -169,11 +169,10 @@ export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 				target: `${NEW_PER_POLL} (the new items only)`,
 				met: Math.round(claimRows) === NEW_PER_POLL,
 			},
-			{
-				measure: 'time per poll: Remove Duplicates ÷ Idempotency Claim workflow',
-				value: formatRatio(ms(index('polledRemoveDuplicates')) / ms(index('polledClaim'))),
-				target: 'reported',
-			},
+			ratioRow(
+				'time per poll: Remove Duplicates ÷ Idempotency Claim workflow',
+				ms(index('polledRemoveDuplicates')) / ms(index('polledClaim')),
+			),
 			{
 				measure: `items passed twice, ${OVERLAP} overlapping ${OVERLAP_ITEMS}-item polls × ${overlapRounds}: Idempotency Claim / Remove Duplicates`,
 				value: `${claim.rows - claim.distinct} / ${removeDuplicates.rows - removeDuplicates.distinct}`,

@@ -2,7 +2,7 @@
 // vs the Idempotency Claim node, both in front of the same business step (an insert into business_log).
 // Every event is delivered 8 times at the same moment, as a provider's retries can be. Counted: business
 // rows per event (anything above one is a duplicate that got through) and throughput.
-import { inN8n } from '../lib/benchmark';
+import { inN8n, ratioRow, reportedRow } from '../lib/benchmark';
 import { combinedLoad, runGroups, type LoadResult } from '../lib/loadGenerator';
 import { eventBody, freshIds } from '../lib/nodeClaims';
 import { rotatedRounds } from '../lib/rounds';
@@ -89,16 +89,14 @@ export const run = inN8n(async ({ n8n, pool, quick, log, check }) => {
 				target: '0 (asserted)',
 				met: ours.through === 0,
 			},
-			{
-				measure: `duplicates through, Remove Duplicates (same load)`,
-				value: `${theirs.through} (${theirs.keys}/${events} events ran)`,
-				target: 'reported',
-			},
-			{
-				measure: 'deliveries/s: Idempotency Claim ÷ Remove Duplicates workflow',
-				value: `${(ours.perSecond / theirs.perSecond).toFixed(2)}×`,
-				target: 'reported',
-			},
+			reportedRow(
+				'duplicates through, Remove Duplicates (same load)',
+				`${theirs.through} (${theirs.keys}/${events} events ran)`,
+			),
+			ratioRow(
+				'deliveries/s: Idempotency Claim ÷ Remove Duplicates workflow',
+				ours.perSecond / theirs.perSecond,
+			),
 		],
 		details: [
 			`${events} distinct events per workflow, each delivered ${COPIES} times at once (8 simultaneous requests per event, event after event),`,

@@ -8,10 +8,10 @@
 // Sampled every 2 ms: how many of the nodes' connections were busy at once.
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { executeContext, webhookItem } from '../../harness/node/executeContext';
+import { webhookItem } from '../../harness/node/executeContext';
 import type { Benchmark } from '../lib/benchmark';
 import { sampleBusyConnections } from '../lib/busyConnections';
-import { eventBody, freshIds } from '../lib/nodeClaims';
+import { eventBody, freshIds, nodeRunner } from '../lib/nodeClaims';
 import { formatMs, summarize } from '../lib/stats';
 
 const TABLE = 'bench_wait';
@@ -28,21 +28,15 @@ export const title = '1c. Waiting for a running claim, at the node';
 export const run: Benchmark = async ({ dist, credentials, pool, quick, log, check }) => {
 	const rounds = quick ? 2 : 10;
 	const small = { ...credentials, maxConnections: POOL };
-	const claimNode = new dist.IdempotencyClaim();
-	const keyNode = new dist.IdempotencyKey();
+	const claimNode = nodeRunner(dist, 'IdempotencyClaim', small, TABLE);
+	const keyNode = nodeRunner(dist, 'IdempotencyKey', small, TABLE);
 	const claim = (id: string) =>
-		claimNode.execute.call(
-			executeContext([webhookItem(eventBody(id))], {
-				parameters: {
-					keySource: 'auto',
-					claimMode: 'lease',
-					leaseSeconds: 60,
-					waitSeconds: 10,
-					options: { table: TABLE },
-				},
-				credentials: small,
-			}),
-		) as Promise<INodeExecutionData[][]>;
+		claimNode([webhookItem(eventBody(id))], {
+			keySource: 'auto',
+			claimMode: 'lease',
+			leaseSeconds: 60,
+			waitSeconds: 10,
+		});
 	const complete = async (holder: Holder, claimed: INodeExecutionData) => {
 		const result = claimed.json.idempotency as IDataObject;
 		if (holder === 'another process') {
@@ -52,21 +46,14 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, log, chec
 			);
 			return;
 		}
-		await keyNode.execute.call(
-			executeContext([claimed], {
-				parameters: {
-					operation: 'complete',
-					key: result.key,
-					claimId: result.claimId,
-					storeResponse: true,
-					responseBodyType: 'text',
-					responseText: '{"orderId":"o_1"}',
-					options: { table: TABLE },
-				},
-				credentials: small,
-				nodeType: 'idempotencyKey',
-			}),
-		);
+		await keyNode([claimed], {
+			operation: 'complete',
+			key: result.key,
+			claimId: result.claimId,
+			storeResponse: true,
+			responseBodyType: 'text',
+			responseText: '{"orderId":"o_1"}',
+		});
 	};
 	await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
 	await claim(freshIds(1)[0]); // creates the table, outside the timing

@@ -7,16 +7,18 @@
  *   arrival times and how it ended, and the example step writing each burst to `burst_runs` once per
  *   burst id (a second run of a burst, after its lease ran out, counts `runs` up): the idempotent work
  *   docs/bursts.md asks for.
- * - `redisDebounceWorkflow`: the debounce n8n's forum answers give, with built-in nodes and Redis: push
+ * - `redisDebounceWorkflow` (redisDebounce.json): the debounce n8n's forum answers give, with built-in nodes and Redis: push
  *   the message to a list under the chat, Wait the quiet period, read the list, and if this message is
  *   still the last one, delete the list and run the work with what was read. Its work writes to
  *   `redis_runs`, one row per execution that ran it.
  */
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 
 import { IDEMPOTENCY_CREDENTIAL, POSTGRES_CREDENTIAL, type CredentialEntry } from './credentials';
 import {
 	loadShippedWorkflow,
+	loadWorkflowFile,
 	newWorkflowId,
 	type WorkflowJson,
 	type WorkflowNode,
@@ -121,115 +123,27 @@ export function burstWorkflow(rules: BurstWorkflowRules): WorkflowJson {
 	});
 }
 
-/** The forum recipe, as built-in nodes; `prefix` keeps one run's Redis keys apart from any other's. */
+/**
+ * The forum recipe, as built-in nodes (redisDebounce.json, importable as it is) on its own path and quiet
+ * period; `prefix` keeps one run's Redis keys apart from any other's.
+ */
 export function redisDebounceWorkflow(
 	path: string,
 	quietSeconds: number,
 	prefix: string,
 ): WorkflowJson {
-	const chat = "$('Webhook').item.json.body.message.chat.id";
-	const list = `={{ '${prefix}:' + ${chat} }}`;
-	const node = (
-		name: string,
-		type: string,
-		typeVersion: number,
-		position: [number, number],
-		parameters: Record<string, unknown>,
-		credentials?: object,
-	): WorkflowNode => ({
-		id: randomUUID(),
-		name,
-		type,
-		typeVersion,
-		position,
-		parameters,
-		...(credentials ? { credentials } : {}),
-	});
-	const redis = { redis: { id: REDIS_CREDENTIAL.id, name: REDIS_CREDENTIAL.name } };
-	const postgres = { postgres: { id: POSTGRES_CREDENTIAL.id, name: POSTGRES_CREDENTIAL.name } };
-	const nodes: WorkflowNode[] = [
-		{
-			...node('Webhook', 'n8n-nodes-base.webhook', 2, [0, 0], {
-				httpMethod: 'POST',
-				path,
-				responseMode: 'onReceived',
-				options: {},
-			}),
-			webhookId: randomUUID(),
-		},
-		node(
-			'Push to Buffer',
-			'n8n-nodes-base.redis',
-			1,
-			[220, 0],
-			{ operation: 'push', list, messageData: '={{ $json.body.message.text }}', tail: true },
-			redis,
-		),
-		node('Wait Quiet Period', 'n8n-nodes-base.wait', 1.1, [440, 0], {
-			resume: 'timeInterval',
-			amount: quietSeconds,
-			unit: 'seconds',
-		}),
-		node(
-			'Read Buffer',
-			'n8n-nodes-base.redis',
-			1,
-			[660, 0],
-			{ operation: 'get', key: list, keyType: 'list', propertyName: 'buffer', options: {} },
-			redis,
-		),
-		node('Last Message?', 'n8n-nodes-base.if', 2.2, [880, 0], {
-			conditions: {
-				options: { caseSensitive: true, leftValue: '', typeValidation: 'loose', version: 2 },
-				conditions: [
-					{
-						id: randomUUID(),
-						leftValue: '={{ ($json.buffer || []).at(-1) }}',
-						rightValue: "={{ $('Webhook').item.json.body.message.text }}",
-						operator: { type: 'string', operation: 'equals' },
-					},
-				],
-				combinator: 'and',
-			},
-			options: {},
-		}),
-		node(
-			'Clear Buffer',
-			'n8n-nodes-base.redis',
-			1,
-			[1100, 0],
-			{ operation: 'delete', key: list },
-			redis,
-		),
-		node(
-			'Work',
-			'n8n-nodes-base.postgres',
-			2.6,
-			[1320, 0],
-			{
-				operation: 'executeQuery',
-				query: 'INSERT INTO redis_runs (chat, texts) VALUES ($1, $2)',
-				options: {
-					queryReplacement: `={{ [ ${chat}, $('Read Buffer').item.json.buffer.join('\\n') ] }}`,
-				},
-			},
-			postgres,
-		),
-	];
-	const chain = nodes.map((n) => n.name);
-	const connections = Object.fromEntries(
-		chain
-			.slice(0, -1)
-			.map((name, i) => [name, { main: [[{ node: chain[i + 1], type: 'main', index: 0 }]] }]),
-	);
-	return {
-		id: newWorkflowId(),
-		name: `Redis debounce, as the forum recipes do (${path})`,
-		nodes,
-		connections,
-		settings: { executionOrder: 'v1' },
-		active: false,
-	};
+	const workflow = loadWorkflowFile(join(__dirname, 'redisDebounce.json'));
+	const list = `={{ '${prefix}:' + $('Webhook').item.json.body.message.chat.id }}`;
+	for (const node of workflow.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters.path = path;
+			node.webhookId = randomUUID();
+		}
+		if (node.type === 'n8n-nodes-base.wait') node.parameters.amount = quietSeconds;
+		if (node.type === 'n8n-nodes-base.redis')
+			node.parameters[node.parameters.operation === 'push' ? 'list' : 'key'] = list;
+	}
+	return { ...workflow, name: `${workflow.name} (${path})` };
 }
 
 /** Each node's credential of this package and n8n's Postgres linked by id (the importer needs it). */
