@@ -20,6 +20,7 @@ const SUITES = [
 	'waitForRunningClaim',
 	'inbox',
 	'inboxOps',
+	'completeWithWrite',
 	'batch',
 	'claimCost',
 	'bursts',
