@@ -49,3 +49,9 @@ export class NoKeptEventError extends IdempotencyError {}
 
 /** The execution was cancelled while it waited (for its burst to end). */
 export class CancelledError extends IdempotencyError {}
+
+/**
+ * A step Idempotency Step cannot start or finish as asked: the claim is not this execution's, the step was
+ * not started by it, or its result is too large to record. The message names the step and the key.
+ */
+export class StepError extends IdempotencyError {}

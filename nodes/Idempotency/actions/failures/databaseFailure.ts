@@ -26,13 +26,14 @@ export function databaseFailure(
 /**
  * An item that failed: `error` is its kind, `message` says what happened. A workflow can answer a delivery
  * that can never be keyed (`bad_delivery`) with a 4xx, and a database failure or a node setting that cannot
- * work (`configuration`) with a retryable 5xx. The shape is what n8n moves to the error output: n8n 1.x only
+ * work (`configuration`) with a retryable 5xx; `not_held` is a step asked for by an execution whose claim
+ * was taken over, completed or released (Idempotency Step): its run must stop. The shape is what n8n moves to the error output: n8n 1.x only
  * an item whose json is exactly `{error}` or `{error, message}` (2.x also allows `details`), and an item
  * carrying an `error` object has its json cut down to the message, which would lose the kind.
  */
 export function failedItem(
 	message: string,
-	errorKind: 'bad_delivery' | 'database' | 'configuration',
+	errorKind: 'bad_delivery' | 'database' | 'configuration' | 'not_held',
 	index: number,
 ): INodeExecutionData {
 	return { json: { error: errorKind, message }, pairedItem: { item: index } };

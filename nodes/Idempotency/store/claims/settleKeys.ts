@@ -1,6 +1,7 @@
 import { storedResponseOf, type StoredResponse } from '../../response/storedResponse';
 import { openClaimTable, type ClaimTable } from '../table/claimTable';
 import { eventTableRef } from '../inbox/eventTable';
+import { dropStepsSql } from '../steps/stepTable';
 import { signalSettled } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
 import { completedSetSql, processingSql } from '../record/claimConditions';
@@ -158,6 +159,8 @@ async function settle(
 		values.push(events.qualified);
 		eventTableCheck = `, to_regclass($${values.length}::text) IS NOT NULL AS event_table_named`;
 	}
+	// A settled claim's step marks (store/steps) go in the same statement too, where the table has them.
+	dropEvents += dropStepsSql(table, 'done');
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
