@@ -158,4 +158,22 @@ describe('steps and the deletes that are not a settle', () => {
 			'not_found',
 		]);
 	});
+
+	it('a table of that name that is not a step table is never touched', async () => {
+		const table = await freshClaimTable();
+		const lookalike = stepTableRef(table.ref).qualified;
+		await table.pool.query(`CREATE TABLE ${lookalike} (key text PRIMARY KEY, note text)`);
+		await table.pool.query(`INSERT INTO ${lookalike} VALUES ('a', 'keep me')`);
+		const current = await openClaimTable(table.pool, table.ref, {
+			createIfMissing: false,
+			privileges: [],
+			fresh: true,
+		});
+		expect(current.capabilities.steps).toBe(false);
+		const [claimId] = await leased(table, ['a']);
+		expect(await completeKeys({ ...table, ...current }, [{ key: 'a', claimId }])).toEqual([true]);
+		expect((await table.pool.query(`SELECT note FROM ${lookalike}`)).rows).toEqual([
+			{ note: 'keep me' },
+		]);
+	});
 });
