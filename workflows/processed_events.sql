@@ -74,6 +74,19 @@ CREATE TABLE IF NOT EXISTS processed_events_events (
 -- Event tables made before events had a scope (Take Due Events takes one scope's events):
 ALTER TABLE processed_events_events ADD COLUMN IF NOT EXISTS scope text;
 
+-- Idempotency Step: a row per step an event's run started (and its result once finished), deleted with the
+-- claim by Complete and Release. Workflows that guard no step need none.
+CREATE TABLE IF NOT EXISTS processed_events_steps (
+	started_at timestamptz NOT NULL DEFAULT now(),
+	finished_at timestamptz,
+	attempts integer NOT NULL DEFAULT 1,
+	key text NOT NULL,
+	step text NOT NULL,
+	claim_id text,
+	result json,
+	PRIMARY KEY (key, step)
+);
+
 -- The templates' example business step writes here. Replace it with your own table or step.
 CREATE TABLE IF NOT EXISTS business_log (
 	id bigserial PRIMARY KEY,

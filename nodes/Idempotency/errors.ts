@@ -55,3 +55,9 @@ export class WriteError extends IdempotencyError {}
 
 /** Complete With Write found the claim no longer this execution's: nothing was written. */
 export class ClaimNotHeldError extends IdempotencyError {}
+
+/**
+ * A step Idempotency Step cannot start or finish as asked: the claim is not this execution's, the step was
+ * not started by it, or its result is too large to record. The message names the step and the key.
+ */
+export class StepError extends IdempotencyError {}

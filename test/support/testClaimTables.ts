@@ -91,6 +91,7 @@ export const EVERY_CAPABILITY = {
 	responses: true,
 	events: false,
 	eventScope: false,
+	steps: false,
 };
 export const NO_CAPABILITY = {
 	counters: false,
@@ -99,6 +100,7 @@ export const NO_CAPABILITY = {
 	responses: false,
 	events: false,
 	eventScope: false,
+	steps: false,
 };
 
 /** Whether each claim was completed: it is, now, whoever completed it. */

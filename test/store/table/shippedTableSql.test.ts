@@ -4,6 +4,7 @@ import { Pool } from 'pg';
 
 import { createTableSql } from '../../../nodes/Idempotency/store/table/tableSchema';
 import { tableRef } from '../../../nodes/Idempotency/store/table/tableRef';
+import { createStepTableSql, stepTableRef } from '../../../nodes/Idempotency/store/steps/stepTable';
 import {
 	watermarkRef,
 	withWatermarkTable,
@@ -176,6 +177,21 @@ describe('workflows/processed_events.sql', () => {
 		expect(byFile).toEqual(byNode);
 		expect(byNode.map((c) => c.column_name).join(' ')).toBe(
 			'received_at dead_at attempts key content_type last_error headers scope body',
+		);
+	});
+
+	it('creates the same processed_events_steps table the node creates', async () => {
+		const table = 'processed_events_steps';
+		const ddl = createStepTableSql(stepTableRef(tableRef('public', 'processed_events')));
+		const byNode = await columnsAfter(
+			[ddl.replace('"public".', '')],
+			uniqueTableName('node_st'),
+			table,
+		);
+		const byFile = await columnsAfter([SHIPPED_SQL], uniqueTableName('file_st'), table);
+		expect(byFile).toEqual(byNode);
+		expect(byNode.map((c) => c.column_name).join(' ')).toBe(
+			'started_at finished_at attempts key step claim_id result',
 		);
 	});
 });

@@ -26,8 +26,10 @@ export function databaseFailure(
 /**
  * An item that failed: `error` is its kind, `message` says what happened. A workflow can answer a delivery
  * that can never be keyed (`bad_delivery`) with a 4xx, and a database failure or a node setting that cannot
- * work (`configuration`) with a retryable 5xx; Complete With Write's item whose write failed (`write_failed`,
- * its claim still held) or whose claim is another execution's now (`not_held`, nothing written) likewise. The shape is what n8n moves to the error output: n8n 1.x only
+ * work (`configuration`) with a retryable 5xx. `write_failed`: Complete With Write's write failed, its claim
+ * still held. `not_held`: Complete With Write or a step (Idempotency Step) asked for by an execution whose
+ * claim was taken over, completed or released: nothing was written, its run must stop. The shape is what
+ * n8n moves to the error output: n8n 1.x only
  * an item whose json is exactly `{error}` or `{error, message}` (2.x also allows `details`), and an item
  * carrying an `error` object has its json cut down to the message, which would lose the kind.
  */

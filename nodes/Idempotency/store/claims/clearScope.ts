@@ -54,7 +54,10 @@ export async function clearScope(
 		const sql =
 			`WITH doomed AS (SELECT t.key FROM ${qualified} AS t WHERE starts_with(t.key, $1)${live} LIMIT $2 FOR UPDATE OF t SKIP LOCKED) ` +
 			deleteWithEvents(
-				{ ref: claimTable, capabilities: { events: facts.eventTableExists } },
+				{
+					ref: claimTable,
+					capabilities: { events: facts.eventTableExists, steps: facts.stepTableExists },
+				},
 				'doomed',
 			);
 		deleted = await deleteInBatches(

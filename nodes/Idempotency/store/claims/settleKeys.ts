@@ -1,6 +1,7 @@
 import { storedResponseOf, type StoredResponse } from '../../response/storedResponse';
 import { openClaimTable, type ClaimTable } from '../table/claimTable';
 import { eventTableRef } from '../inbox/eventTable';
+import { dropStepsSql } from '../steps/stepTable';
 import { signalSettled } from './settleSignals';
 import { storedClaimId } from '../record/storedValues';
 import { completedSetSql, mineSql, processingSql } from '../record/claimConditions';
@@ -201,6 +202,8 @@ function settleStatement(
 		values.push(events.qualified);
 		eventTableCheck = `, to_regclass($${values.length}::text) IS NOT NULL AS event_table_named`;
 	}
+	// A settled claim's step marks (store/steps) go in the same statement too, where the table has them.
+	dropEvents += dropStepsSql(table, 'done');
 	const read = (rows: SettleRow[]): SettleAnswer => {
 		const settled = new Map<string, SettledClaim>();
 		const settledKeys: string[] = [];

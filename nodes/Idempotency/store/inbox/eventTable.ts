@@ -1,4 +1,5 @@
 import { TableError } from '../../errors';
+import { dropStepsSql } from '../steps/stepTable';
 import { quoteIdentifier, suffixedIdentifier, type TableRef } from '../table/tableRef';
 
 /** The table that keeps events beside a claim table: a row per key whose event is kept, gone on Complete. */
@@ -48,21 +49,24 @@ export function createEventTableSql(ref: EventTableRef): string {
 }
 
 /**
- * Deletes the claims a CTE named `from` lists and, where events are kept, their events in the same
- * statement; answers a row per deleted claim. (An event still in flight is among them only where the
- * caller chose so: liveClaimSql.)
+ * Deletes the claims a CTE named `from` lists and, where events are kept or steps marked, their events and
+ * step marks in the same statement; answers a row per deleted claim. (An event still in flight is among
+ * them only where the caller chose so: liveClaimSql.)
  */
 export function deleteWithEvents(
-	table: { ref: TableRef; capabilities: { events: boolean } },
+	table: { ref: TableRef; capabilities: { events: boolean; steps?: boolean } },
 	from: string,
 ): string {
 	const { qualified } = table.ref;
-	if (!table.capabilities.events)
+	const steps = dropStepsSql(table, 'gone');
+	if (!table.capabilities.events && !steps)
 		return `DELETE FROM ${qualified} AS e USING ${from} WHERE e.key = ${from}.key`;
+	const events = table.capabilities.events
+		? `, dropped AS (DELETE FROM ${eventTableRef(table.ref).qualified} AS v USING gone WHERE v.key = gone.key)`
+		: '';
 	return (
-		`, gone AS (DELETE FROM ${qualified} AS e USING ${from} WHERE e.key = ${from}.key RETURNING e.key), ` +
-		`dropped AS (DELETE FROM ${eventTableRef(table.ref).qualified} AS v USING gone WHERE v.key = gone.key) ` +
-		'SELECT key FROM gone'
+		`, gone AS (DELETE FROM ${qualified} AS e USING ${from} WHERE e.key = ${from}.key RETURNING e.key)` +
+		`${events}${steps} SELECT key FROM gone`
 	);
 }
 

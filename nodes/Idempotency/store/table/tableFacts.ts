@@ -1,4 +1,5 @@
 import { eventTableRef } from '../inbox/eventTable';
+import { stepTableRef } from '../steps/stepTable';
 import type { Queryable } from '../statements/queryable';
 import type { TableRef } from './tableRef';
 
@@ -29,6 +30,8 @@ export interface TableFacts {
 	eventTableOwned: boolean;
 	/** Something named `<table>_events` exists that is not an event table: events cannot be kept. */
 	eventTableNameTaken: boolean;
+	/** `<table>_steps` exists beside it with a step table's columns: Complete and Release delete its rows. */
+	stepTableExists: boolean;
 }
 
 export interface ColumnFacts {
@@ -57,6 +60,7 @@ interface FactsRow {
 	event_scope: boolean;
 	event_owned: boolean;
 	event_name_taken: boolean;
+	step_table: boolean;
 }
 
 /**
@@ -91,13 +95,17 @@ SELECT current_user AS role,
        (SELECT count(*) = 4 FROM ev_columns WHERE attname IN ('key', 'attempts', 'dead_at', 'body')) AS event_table,
        EXISTS (SELECT 1 FROM ev_columns WHERE attname = 'scope') AS event_scope,
        COALESCE((SELECT pg_has_role(ev.relowner, 'USAGE') FROM ev), false) AS event_owned,
-       EXISTS (SELECT 1 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid WHERE c.relname = $3) AS event_name_taken`;
+       EXISTS (SELECT 1 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid WHERE c.relname = $3) AS event_name_taken,
+       (SELECT count(*) = 4 FROM pg_class c JOIN ns ON c.relnamespace = ns.oid
+          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+         WHERE c.relname = $4 AND c.relkind IN ('r', 'p') AND a.attname IN ('key', 'step', 'claim_id', 'started_at')) AS step_table`;
 
 export async function readTableFacts(db: Queryable, ref: TableRef): Promise<TableFacts> {
 	const { rows } = await db.query<FactsRow>(FACTS_SQL, [
 		ref.schema,
 		ref.table,
 		eventTableRef(ref).table,
+		stepTableRef(ref).table,
 	]);
 	const row = rows[0];
 	return {
@@ -124,5 +132,6 @@ export async function readTableFacts(db: Queryable, ref: TableRef): Promise<Tabl
 		eventTableHasScope: row.event_table && row.event_scope,
 		eventTableOwned: row.event_owned,
 		eventTableNameTaken: row.event_name_taken && !row.event_table,
+		stepTableExists: row.step_table,
 	};
 }

@@ -19,6 +19,11 @@ export interface TableCapabilities {
 	events: boolean;
 	/** The event table records each event's scope (Take Due Events takes one scope's events). */
 	eventScope: boolean;
+	/**
+	 * `<table>_steps`, where Idempotency Step marks an event's started steps until Complete deletes them.
+	 * Unset (as false) in a picture made without the catalog.
+	 */
+	steps?: boolean;
 }
 
 /** The optional columns of the original layout, in its types: what a table made earlier is given when it lacks one. */
@@ -169,6 +174,7 @@ export async function prepareTable(
 			responses: has('response'),
 			events: facts.eventTableExists,
 			eventScope: facts.eventTableHasScope,
+			steps: facts.stepTableExists,
 		},
 	};
 }

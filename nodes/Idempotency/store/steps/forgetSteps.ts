@@ -1,0 +1,57 @@
+import type { Pool, PoolClient } from 'pg';
+
+import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
+import { UNDEFINED_TABLE } from '../table/createOnDemand';
+import type { TableRef } from '../table/tableRef';
+import { stepTableRef } from './stepTable';
+
+export interface ForgetRequest {
+	key: string;
+	step: string;
+	/** JSON text to record as the step's result instead (the operator found it done); undefined: forget it. */
+	result?: string;
+}
+
+/** `forgotten`: the mark is gone, the next run runs the step; `recorded`: it is done with the given result; `not_found`: no mark. */
+export type ForgetState = 'forgotten' | 'recorded' | 'not_found';
+
+/**
+ * For an operator, after checking an uncertain step by hand: deletes its mark, so the event's next run
+ * runs it (as its first attempt), or records the result found, so the next run takes Done. Whoever holds
+ * the claim: an operator holds none. One statement per item: an operator's handful, not a batch.
+ */
+export async function forgetSteps(
+	pool: Pool,
+	claimTable: TableRef,
+	requests: ForgetRequest[],
+): Promise<ForgetState[]> {
+	const steps = stepTableRef(claimTable).qualified;
+	const states: ForgetState[] = [];
+	for (const request of requests) {
+		const run = (client: PoolClient) =>
+			request.result === undefined
+				? client.query(`DELETE FROM ${steps} WHERE key = $1 AND step = $2`, [
+						request.key,
+						request.step,
+					])
+				: client.query(
+						`INSERT INTO ${steps} AS s (key, step, claim_id, finished_at, result) VALUES ($1, $2, NULL, now(), $3::json) ` +
+							'ON CONFLICT (key, step) DO UPDATE SET finished_at = now(), result = EXCLUDED.result, claim_id = NULL',
+						[request.key, request.step, request.result],
+					);
+		let changed = 0;
+		let failure: unknown;
+		try {
+			changed = (await withTransientRetry(pool, run, SETTLE_RETRY)).value.rowCount ?? 0;
+		} catch (error) {
+			failure = error;
+		}
+		// A step table never made holds no mark to forget (recording one needs it).
+		const noTable = (failure as { code?: string } | undefined)?.code === UNDEFINED_TABLE;
+		if (failure !== undefined && (request.result !== undefined || !noTable)) throw failure;
+		states.push(
+			request.result !== undefined ? 'recorded' : changed > 0 ? 'forgotten' : 'not_found',
+		);
+	}
+	return states;
+}
