@@ -1,45 +1,30 @@
-import {
-	NodeConnectionTypes,
-	type IExecuteFunctions,
-	type INodeExecutionData,
-	type INodeType,
-	type INodeTypeDescription,
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { failedItem } from './actions/failures/databaseFailure';
-import { failedOutput } from './actions/step/stepOutput';
+import { everyItemFailed } from './actions/failures/failedOutput';
+import { STEP_OUTPUTS } from './actions/step/stepOutput';
 import { routeStep } from './actions/step/stepRouter';
-import { stepOperationProperty, stepProperties } from './descriptions/stepProperties';
+import { stepProperties } from './descriptions/stepProperties';
 import { idempotencyPostgresConnectionTest } from './methods/credentialTest';
+import { routedNodeDescription } from './routedNodeDescription';
 import { continuingSafely } from '../shared/continuingSafely';
 import { optionSubtitle } from '../shared/optionSubtitle';
-
-// Start Step has three outputs: run the step now, it is done already, or it may have happened.
-const OUTPUTS_EXPRESSION: `={{${string}}}` =
-	"={{ $parameter.operation === 'start' ? [{ type: 'main', displayName: 'Run' }, { type: 'main', displayName: 'Done' }, { type: 'main', displayName: 'Uncertain' }] : [{ type: 'main' }] }}";
 
 export class IdempotencyStep implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Idempotency Step',
 		name: 'idempotencyStep',
 		icon: { light: 'file:idempotencyStep.svg', dark: 'file:idempotencyStep.dark.svg' },
-		group: ['transform'],
 		usableAsTool: true,
-		version: 1,
-		subtitle: optionSubtitle([stepOperationProperty], 'operation'),
+		subtitle: optionSubtitle(stepProperties, 'operation'),
 		description:
 			'Guard a side effect outside Postgres (an HTTP request, an email, a payment) so a rerun of the event never repeats it silently',
 		defaults: { name: 'Idempotency Step' },
-		inputs: [NodeConnectionTypes.Main],
-		outputs: OUTPUTS_EXPRESSION,
-		credentials: [
-			{
-				name: 'idempotencyPostgresApi',
-				required: true,
-				testedBy: 'idempotencyPostgresConnectionTest',
-			},
-		],
-		properties: stepProperties,
+		...routedNodeDescription({ properties: stepProperties, outputs: STEP_OUTPUTS }),
 	};
 
 	methods = { credentialTest: { idempotencyPostgresConnectionTest } };
@@ -48,15 +33,7 @@ export class IdempotencyStep implements INodeType {
 		return await continuingSafely(
 			this,
 			() => routeStep.call(this),
-			(error) => {
-				const failed = this.getInputData().map((_, index) =>
-					failedItem(error.message, 'configuration', index),
-				);
-				if (this.getNodeParameter('operation', 0, 'start') !== 'start') return [failed];
-				const outputs: INodeExecutionData[][] = [[], [], []];
-				outputs[failedOutput(this)].push(...failed);
-				return outputs;
-			},
+			(error) => everyItemFailed(this, error.message, STEP_OUTPUTS, 'start'),
 		);
 	}
 }

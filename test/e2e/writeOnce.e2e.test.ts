@@ -1,13 +1,13 @@
 /**
  * workflows/webhook-write-once-template.json in a real n8n: its business write and the claim's Complete
  * commit in one transaction (Complete With Write), and its retries run in the same workflow (a Schedule
- * Trigger and a Run Now trigger into Take Due Events, no sub-workflow call).
+ * Trigger and a Run Now trigger into Take Due Events, no sub-workflow call). On n8n 2.x and 1.x.
  *
  * The storm: events delivered once each (a sender that never retries), and some aimed at the worst moment.
  * A trigger sleeps inside the Complete's UPDATE (after today's template has committed its business row in
  * the sub-workflow) or inside the business insert (after it ran, before its commit); n8n is killed with
  * SIGKILL while every aimed event sleeps there, then started again, and the kept events are run from
- * Postgres until nothing is due. The same storm runs beside it through today's node template (a
+ * Postgres by the workflows' own schedules until nothing is due. The same storm runs beside it through today's node template (a
  * sub-workflow business step, then Mark Key Completed) on a table of its own: there the events killed
  * in their Complete run twice, which is the fault this template removes.
  */
@@ -17,9 +17,6 @@ import type { Pool } from 'pg';
 import { IDEMPOTENCY_CREDENTIAL, SIGNING_CREDENTIAL } from '../../harness/n8n/credentials';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
-import { N8nManualRuns } from '../../harness/n8n/manualRuns';
-import { ownerEnv } from '../../harness/n8n/owner';
-import { ensureRuntime } from '../../harness/n8n/runtime';
 import { webhookPathOf, type WorkflowJson } from '../../harness/n8n/workflows';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { deliver } from '../../harness/webhooks/deliver';
@@ -84,14 +81,13 @@ let n8n: N8nInstance | undefined;
 let executions: N8nExecutions;
 
 stackForSuite(
-	async () => ({
+	{
 		appDatabase: 'write_once_e2e',
 		n8nSchema: 'n8n_write_once',
 		workflows: [writeOnce, oldTemplate, oldRetry],
 		publish: [writeOnce.id, oldTemplate.id, oldRetry.id],
 		appSql: AIM_SQL,
-		env: ownerEnv(await ensureRuntime()),
-	}),
+	},
 	(started) => ({ pool, n8n, executions } = started),
 );
 
@@ -124,19 +120,17 @@ async function deliverOnce(workflow: WorkflowJson, key: string): Promise<number>
 }
 
 /**
- * Runs the storm's retry path from Postgres (its Run Now trigger) until nothing is held or scheduled;
- * the statuses of those runs.
+ * Makes every held or scheduled claim of these tables due and lets the workflows' own Schedule Triggers
+ * (every minute, as shipped) run them from Postgres until nothing is left; the id of the last execution
+ * before, to read the retry runs by.
  */
-async function drain(runs: N8nManualRuns, retryWorkflow: WorkflowJson, table: string) {
-	const statuses: string[] = [];
-	for (let round = 0; round < 6 && (await processingLeft(pool, table)) > 0; round++) {
-		await makeDue(pool, table);
-		const since = await executions.lastId();
-		const id = await runs.run(retryWorkflow.id, 'Run Now');
-		const finished = await executions.waitForFinished(retryWorkflow.id, since, 1, 120_000);
-		statuses.push(...finished.filter((run) => String(run.id) === id).map((run) => run.status));
-	}
-	return statuses;
+async function drainBySchedule(tables: string[]): Promise<number> {
+	const since = await executions.lastId();
+	for (const table of tables) await makeDue(pool, table);
+	const left = async () =>
+		(await Promise.all(tables.map((t) => processingLeft(pool, t)))).every((n) => n === 0);
+	await waitFor(left, 180_000, 'the kept events run by the schedules');
+	return since;
 }
 
 it(
@@ -170,12 +164,11 @@ it(
 			expect(await Promise.all(dying)).toEqual(aimed.map(() => 0));
 			await n8n!.start();
 
-			const runs = await N8nManualRuns.signIn(n8n!.baseUrl);
+			const since = await drainBySchedule([fenced.table, today.table]);
 			// Its Respond to Webhook nodes answer nothing in a run the webhook did not start, and fail nothing.
-			const retried = await drain(runs, writeOnce, fenced.table);
-			expect(retried.length).toBeGreaterThan(0);
-			expect(retried.filter((status) => status !== 'success')).toEqual([]);
-			await drain(runs, oldRetry, today.table);
+			const retried = await executions.waitForFinished(writeOnce.id, since, 1, 60_000);
+			expect(retried.map((run) => run.status).filter((status) => status !== 'success')).toEqual([]);
+			expect(retried.some((run) => run.nodesRun.includes('Write and Complete'))).toBe(true);
 
 			const rowsOf = async (s: Storm) =>
 				businessRowsPerKey(pool, [...s.plain, ...s.aimed.map((event) => event.key)]);

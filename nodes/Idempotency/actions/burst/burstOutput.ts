@@ -1,8 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import type { OutputsByOperation } from '../../descriptions/routedOutputs';
 import type { Burst } from '../../store/bursts/burstRecord';
+import { failedOutput as failedOutputOf } from '../failures/failedOutput';
 
-/** Output indexes of Collect (Flush Due Bursts, Complete and Release have the first only). */
+/** Collect's outputs (Flush Due Bursts, Complete and Release have one). */
+export const BURST_OUTPUTS: OutputsByOperation = { collect: ['Burst', 'Joined'] };
+/** Output indexes of Collect. */
 export const BURST_OUTPUT = 0;
 export const JOINED_OUTPUT = 1;
 
@@ -29,10 +33,6 @@ export function burstItem(burst: Burst, pairedWith: number): INodeExecutionData 
 	};
 }
 
-/**
- * Where an item that failed goes: under "Continue (using error output)" the first output, which n8n
- * moves to the error output; under "Continue (regular output)" Joined, so the work never runs on it.
- */
-export function failedOutput(context: IExecuteFunctions): number {
-	return context.getNode().onError === 'continueErrorOutput' ? BURST_OUTPUT : JOINED_OUTPUT;
-}
+/** Where an item that failed goes: the error output, or Joined, so the work never runs on it. */
+export const failedOutput = (context: IExecuteFunctions): number =>
+	failedOutputOf(context, BURST_OUTPUTS, 'collect');
