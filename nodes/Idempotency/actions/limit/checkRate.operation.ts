@@ -3,15 +3,12 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { itemFailure } from '../../../shared/nodeError';
 import { LONGEST_DURATION_SECONDS } from '../../descriptions/durationLimit';
 import { MAX_STARTS_LIMIT } from '../../descriptions/limitProperties';
-import { checkRates, type RateAnswer, type RateRequest } from '../../store/limits/checkRates';
-import { limitTables, withLimitTables } from '../../store/limits/limitTables';
+import { checkRates, type RateRequest } from '../../store/limits/checkRates';
 import { newClaimId } from '../../store/record/claimId';
-import { poolFor } from '../../transport/poolRegistry';
-import { databaseFailure, failedItem } from '../failures/databaseFailure';
-import { readCredentials } from '../parameters/readCredentials';
+import { failedItem } from '../failures/databaseFailure';
 import { readNumber } from '../parameters/readNumber';
-import { readTableRef } from '../parameters/readTableRef';
 import { failedOutput, HELD_BACK_OUTPUT, PASSED_OUTPUT, withLimitResult } from './limitOutput';
+import { onLimitTables } from './onLimitTables';
 import { readLimitKey } from './readLimitKey';
 
 /**
@@ -53,27 +50,15 @@ export async function executeCheckRate(this: IExecuteFunctions): Promise<INodeEx
 	}
 	if (requests.length === 0) return outputs;
 
-	const credentials = await readCredentials(this);
-	const tables = limitTables(readTableRef(this));
-	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
-	let answers: RateAnswer[];
-	try {
-		const pool = await poolFor(credentials);
-		answers = await withLimitTables(pool, tables, createTable, () =>
-			checkRates(pool, tables, requests),
-		);
-	} catch (error) {
-		outputs[failedOutput(this)].push(
-			...databaseFailure(
-				this,
-				error,
-				credentials,
-				requests.map(({ index }) => index),
-				true,
-			),
-		);
-		return outputs;
-	}
+	const createIfMissing = this.getNodeParameter('options.createTable', 0, true) as boolean;
+	const answers = await onLimitTables(
+		this,
+		requests.map(({ index }) => index),
+		outputs[failedOutput(this)],
+		(pool, tables) => checkRates(pool, tables, requests),
+		{ createIfMissing, regularOutputIsSafe: true },
+	);
+	if (!answers) return outputs;
 	requests.forEach(({ index, key, maxStarts, windowMs }, position) => {
 		const answer = answers[position];
 		const rule = { key, maxStarts, windowSeconds: windowMs / 1000 };

@@ -4,12 +4,9 @@ import { itemFailure } from '../../../shared/nodeError';
 import { MappedValueError } from '../../errors';
 import { idValueToString } from '../../key/deriveKey';
 import { freeSlots } from '../../store/limits/freeSlots';
-import { limitTables, withLimitTables } from '../../store/limits/limitTables';
-import { poolFor } from '../../transport/poolRegistry';
-import { databaseFailure, failedItem } from '../failures/databaseFailure';
-import { readCredentials } from '../parameters/readCredentials';
-import { readTableRef } from '../parameters/readTableRef';
+import { failedItem } from '../failures/databaseFailure';
 import { withLimitResult } from './limitOutput';
+import { onLimitTables } from './onLimitTables';
 
 /**
  * Free Slot: gives back the slots the items' Slot IDs hold, in one statement. Each item passes on with
@@ -34,31 +31,19 @@ export async function executeFreeSlot(this: IExecuteFunctions): Promise<INodeExe
 	}
 	if (held.length === 0) return [out];
 
-	const credentials = await readCredentials(this);
-	const tables = limitTables(readTableRef(this));
-	let freed: boolean[];
-	try {
-		const pool = await poolFor(credentials);
-		freed = await withLimitTables(pool, tables, false, () =>
+	const freed = await onLimitTables(
+		this,
+		held.map(({ index }) => index),
+		out,
+		(pool, tables) =>
 			freeSlots(
 				pool,
 				tables,
 				held.map(({ slotId }) => slotId),
 			),
-		);
-	} catch (error) {
-		return [
-			[
-				...out,
-				...databaseFailure(
-					this,
-					error,
-					credentials,
-					held.map(({ index }) => index),
-				),
-			],
-		];
-	}
+		{ createIfMissing: false, regularOutputIsSafe: false },
+	);
+	if (!freed) return [out];
 	held.forEach(({ index, slotId }, position) => {
 		const previous = ((items[index].json.idempotency as Record<string, unknown> | undefined)
 			?.slot ?? {}) as Record<string, unknown>;

@@ -9,16 +9,13 @@ import {
 	MAX_WAIT_LIMIT_SECONDS,
 	type WhenNoSlot,
 } from '../../descriptions/limitProperties';
-import { limitTables, withLimitTables } from '../../store/limits/limitTables';
-import type { SlotAnswer, SlotRequest } from '../../store/limits/takeSlot';
+import type { SlotRequest } from '../../store/limits/takeSlot';
 import { takeSlots } from '../../store/limits/waitForSlots';
 import { newClaimId } from '../../store/record/claimId';
-import { poolFor } from '../../transport/poolRegistry';
-import { databaseFailure, failedItem } from '../failures/databaseFailure';
-import { readCredentials } from '../parameters/readCredentials';
+import { failedItem } from '../failures/databaseFailure';
 import { readNumber } from '../parameters/readNumber';
-import { readTableRef } from '../parameters/readTableRef';
 import { failedOutput, HELD_BACK_OUTPUT, PASSED_OUTPUT, withLimitResult } from './limitOutput';
+import { onLimitTables } from './onLimitTables';
 import { readLimitKey } from './readLimitKey';
 
 /**
@@ -62,27 +59,15 @@ export async function executeTakeSlot(this: IExecuteFunctions): Promise<INodeExe
 	}
 	if (requests.length === 0) return outputs;
 
-	const credentials = await readCredentials(this);
-	const tables = limitTables(readTableRef(this));
-	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
-	let answers: SlotAnswer[];
-	try {
-		const pool = await poolFor(credentials);
-		answers = await withLimitTables(pool, tables, createTable, () =>
-			takeSlots(pool, tables, requests, waitMs, this.getExecutionCancelSignal?.()),
-		);
-	} catch (error) {
-		outputs[failedOutput(this)].push(
-			...databaseFailure(
-				this,
-				error,
-				credentials,
-				requests.map(({ index }) => index),
-				true,
-			),
-		);
-		return outputs;
-	}
+	const createIfMissing = this.getNodeParameter('options.createTable', 0, true) as boolean;
+	const answers = await onLimitTables(
+		this,
+		requests.map(({ index }) => index),
+		outputs[failedOutput(this)],
+		(pool, tables) => takeSlots(pool, tables, requests, waitMs, this.getExecutionCancelSignal?.()),
+		{ createIfMissing, regularOutputIsSafe: true },
+	);
+	if (!answers) return outputs;
 	requests.forEach(({ index, key, slotId }, position) => {
 		const answer = answers[position];
 		if (answer.taken)
