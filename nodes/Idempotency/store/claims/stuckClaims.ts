@@ -51,10 +51,9 @@ export async function listStuckClaims(
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
-			client.query<Pick<ClaimRow, 'key' | 'first_seen' | 'last_seen' | 'deliveries' | 'lease_until'>>(
-				sql,
-				[now, query.firstSeenMinutesAgo * 60, query.limit],
-			),
+			client.query<
+				Pick<ClaimRow, 'key' | 'first_seen' | 'last_seen' | 'deliveries' | 'lease_until'>
+			>(sql, [now, query.firstSeenMinutesAgo * 60, query.limit]),
 		SETTLE_RETRY,
 	);
 	return {

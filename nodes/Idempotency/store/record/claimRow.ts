@@ -93,14 +93,16 @@ export const CLAIM_COLUMNS: { readonly [name in ClaimColumnName]-?: ClaimColumn 
 		part: 'fingerprint',
 		compact: 'bytea',
 		original: 'text',
-		meaning: "the payload's fingerprint; a compact row keeps a kind byte and 128 bits of its SHA-256",
+		meaning:
+			"the payload's fingerprint; a compact row keeps a kind byte and 128 bits of its SHA-256",
 	},
 	response: {
 		part: 'responses',
 		compact: 'json',
 		original: 'json',
 		// json, not jsonb, keeps the text as written, so the replay is byte for byte the first answer.
-		meaning: 'the answer Complete stored (status code, named headers, body text), replayed to repeats',
+		meaning:
+			'the answer Complete stored (status code, named headers, body text), replayed to repeats',
 	},
 };
 
