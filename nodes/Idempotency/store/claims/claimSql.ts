@@ -7,6 +7,7 @@ import {
 	PARKED_LEASE,
 	parkedLeaseSql,
 	processingSql,
+	statusSql,
 } from '../record/claimConditions';
 import { FIRST_KEPT_EVENT_PARAM, KEPT_EVENT_COLUMNS } from '../record/claimOutcome';
 import { STATE_COLUMNS, STATE_TYPES, type StateColumn } from '../record/claimState';
@@ -275,7 +276,11 @@ class ClaimSqlParts {
 			['fingerprint', this.fingerprint],
 		];
 		if (this.claimTable.layout.statusColumn)
-			columns.push(['last_seen', this.now], ['deliveries', '1'], ['status', "'processing'"]);
+			columns.push(
+				['last_seen', this.now],
+				['deliveries', '1'],
+				['status', statusSql('processing')],
+			);
 		return columns;
 	}
 
