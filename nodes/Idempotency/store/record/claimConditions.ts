@@ -1,5 +1,5 @@
 import type { ClaimStatus } from './claimStatus';
-import type { TableLayout } from '../table/tableLayout';
+import type { TableLayout } from './tableLayout';
 
 /**
  * A claim's life as SQL, each condition written once for a claim row `alias` (and, for an event, the

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { TableError } from '../../errors';
 import { createEventTableSql, eventTableRef } from '../inbox/eventTable';
 import { readTableFacts, type TableFacts } from './tableFacts';
-import { layoutOf, type TableLayout } from './tableLayout';
+import { layoutOf, type TableLayout } from '../record/tableLayout';
 import {
 	CLAIM_COLUMNS,
 	claimColumnsOf,
