@@ -3,6 +3,6 @@
 // bulk-load a table made with the node's own DDL. Nothing in the package imports this file; renaming a
 // module behind it changes only this file.
 export { claimStatement } from './store/claims/claimSql';
-export { layoutOf } from './store/table/tableLayout';
+export { layoutOf } from './store/record/tableLayout';
 export { tableRef } from './store/table/tableRef';
 export { createTableSql } from './store/table/tableSchema';

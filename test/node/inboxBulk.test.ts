@@ -2,17 +2,20 @@
  * Requeue Kept Events and Discard Kept Events through the Idempotency Key node on real Postgres: every dead
  * letter (or due event) a filter matches, in batches, with a Dry Run that only counts; never an event that
  * runs; and, against Take Due Events running at the same moment, each event run once and none lost. Time
- * is moved by moving the claims' lease_until and the events' dead_at / received_at.
+ * is moved by moving the database's clock (databaseClock); the filters' test sets exact times on one event.
  */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
 import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { databaseClock } from '../support/databaseClock';
 import { keyOperation } from '../support/inboxNodes';
 
 const admin = testPool(2);
 afterAll(() => admin.end());
+
+const clock = databaseClock();
 
 const claimNode = new IdempotencyClaim();
 
@@ -52,10 +55,8 @@ const park = (
 	table: string,
 	error = 'the shipping API answered 502',
 ) => retryLater(items, table, 1, error);
-const makeDue = (table: string, items: INodeExecutionData[]) =>
-	admin.query(`UPDATE ${table} SET lease_until = now() - interval '1 minute' WHERE key = ANY($1)`, [
-		keysOf(items),
-	]);
+/** Whatever is held or scheduled in the table is due: the clock passes its leases (a parked one never ends). */
+const makeDue = (table: string) => clock.passLeasesOf(table);
 const keysOf = (items: INodeExecutionData[]) =>
 	items.map((item) => (item.json.idempotency as IDataObject).key as string);
 
@@ -82,9 +83,10 @@ describe('Requeue Kept Events', () => {
 		const table = uniqueTableName('bulk');
 		const dead = await keep(table, ['d1', 'd2', 'd3', 'd4', 'd5']);
 		await park(dead, table);
-		const [due, scheduled] = [await keep(table, ['due']), await keep(table, ['sched'])];
+		await keep(table, ['due']);
+		await makeDue(table);
+		const scheduled = await keep(table, ['sched']);
 		await keep(table, ['run']);
-		await makeDue(table, due);
 		await retryLater(scheduled, table, 8, 'timeout');
 
 		expect(await bulk('requeueEvents', table, { dryRun: true })).toEqual({
@@ -142,15 +144,12 @@ describe('Requeue Kept Events', () => {
 
 	it('due events too, on request, with their attempts counted afresh; a running or scheduled event never', async () => {
 		const table = uniqueTableName('bulk');
-		const [dead, due, scheduled] = [
-			await keep(table, ['dead']),
-			await keep(table, ['due']),
-			await keep(table, ['sched']),
-		];
-		await keep(table, ['run']);
+		const [dead, due] = [await keep(table, ['dead']), await keep(table, ['due'])];
 		await park(dead, table);
 		await retryLater(due, table, 8, 'timeout');
-		await makeDue(table, due);
+		await makeDue(table);
+		const scheduled = await keep(table, ['sched']);
+		await keep(table, ['run']);
 		await retryLater(scheduled, table, 8, 'timeout');
 		expect(await bulk('requeueEvents', table, { eventState: 'due' })).toMatchObject({
 			events: 'due',
@@ -172,13 +171,11 @@ describe('Requeue Kept Events', () => {
 describe('Discard Kept Events', () => {
 	it('drops each matching event and completes its claim: never run, a redelivery is a duplicate', async () => {
 		const table = uniqueTableName('bulk');
-		const [dead, due, running] = [
-			await keep(table, ['dead1', 'dead2']),
-			await keep(table, ['due']),
-			await keep(table, ['run']),
-		];
+		const dead = await keep(table, ['dead1', 'dead2']);
+		await keep(table, ['due']);
 		await park(dead, table);
-		await makeDue(table, due);
+		await makeDue(table);
+		const running = await keep(table, ['run']);
 		expect(await bulk('discardEvents', table, { eventState: 'deadOrDue', batchSize: 1 })).toEqual({
 			operation: 'discardEvents',
 			table: `public.${table}`,
@@ -334,7 +331,7 @@ describe('beside Take Due Events running at the same moment', () => {
 		const table = uniqueTableName('bulk');
 		for (let round = 0; round < 3; round++) {
 			const items = await keep(table, ids(round));
-			await makeDue(table, items);
+			await makeDue(table);
 			const requeue = bulk('requeueEvents', table, { eventState: 'due', batchSize: 7 });
 			const [takerA, takerB, requeued] = await Promise.all([
 				takingUntil(table, requeue),
@@ -359,7 +356,7 @@ describe('beside Take Due Events running at the same moment', () => {
 		const table = uniqueTableName('bulk');
 		for (let round = 0; round < 3; round++) {
 			const items = await keep(table, ids(round));
-			await makeDue(table, items);
+			await makeDue(table);
 			const discard = bulk('discardEvents', table, { eventState: 'due', batchSize: 7 });
 			const [takerA, takerB, discarded] = await Promise.all([
 				takingUntil(table, discard),

@@ -1,17 +1,18 @@
 /**
  * Summarize Inbox through the Idempotency Key node on real Postgres: kept events counted by scope and state
  * (due, running, scheduled, dead) with the age of the oldest of each, keys made without a Scope under
- * scope null whatever their prefix. Time is moved by moving lease_until, received_at and dead_at.
+ * scope null whatever their prefix. Time is moved by moving the database's clock (databaseClock): events
+ * are kept, parked and made due at times the test chooses, then summarised at the present.
  */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import { executeContext, webhookItem } from '../../harness/node/executeContext';
-import { testCredentials, testPool, uniqueTableName } from '../support/database';
+import { testCredentials, uniqueTableName } from '../support/database';
+import { databaseClock } from '../support/databaseClock';
 
-const admin = testPool(2);
-afterAll(() => admin.end());
+const clock = databaseClock();
 
 const claimNode = new IdempotencyClaim();
 const keyNode = new IdempotencyKey();
@@ -22,6 +23,7 @@ async function keep(
 	bodies: object[],
 	options: IDataObject = {},
 	keepEvent = true,
+	leaseSeconds = 300,
 ): Promise<INodeExecutionData[]> {
 	const [created] = await claimNode.execute.call(
 		executeContext(
@@ -30,7 +32,7 @@ async function keep(
 				parameters: {
 					keySource: 'auto',
 					claimMode: 'lease',
-					leaseSeconds: 300,
+					leaseSeconds,
 					keepEvent,
 					options: { table, ...options },
 				},
@@ -78,25 +80,24 @@ const secondsAgo = (ago: number) => ({
 
 it('counts each scope’s events by state, with the oldest age of each; keys without a Scope are scope null', async () => {
 	const table = uniqueTableName('summary');
-	// Without a Scope: evt:<id> and sha256:<hash of the bytes>.
+	const HOUR = 3_600;
+	// A day ago an orders event came in; it was parked 3 hours ago (its lease ran until then).
+	await clock.advance(-24 * HOUR);
+	const dead = await keep(table, [{ id: 'o1' }], { scope: 'orders' }, true, 22 * HOUR);
+	await clock.advance(21 * HOUR);
+	await retryLater(dead, table, 1);
+	// 2 hours ago evt:due1 came in, its lease ending 10 minutes ago; 6 minutes ago evt:due2, ending a minute ago.
+	await clock.advance(HOUR);
+	await keep(table, [{ id: 'due1' }], {}, true, 2 * HOUR - 600);
+	await clock.advance(2 * HOUR - 360);
+	await keep(table, [{ id: 'due2' }]);
+	await clock.advance(360);
+	// Now, without a Scope: evt:<id> and sha256:<hash of the bytes>.
 	const running = await keep(table, [{ id: 'run1' }, { note: 'no id' }]);
-	const due = await keep(table, [{ id: 'due1' }, { id: 'due2' }]);
-	const orders = await keep(table, [{ id: 'o1' }, { id: 'o2' }, { id: 'o3' }], { scope: 'orders' });
+	const orders = await keep(table, [{ id: 'o2' }, { id: 'o3' }], { scope: 'orders' });
 	// Completed events leave no kept row: not counted anywhere.
 	await keyOperation('complete', await keep(table, [{ id: 'done' }]), table);
-	await retryLater(orders.slice(0, 1), table, 1); // dead
-	await retryLater(orders.slice(1, 2), table); // scheduled
-	await admin.query(
-		`UPDATE ${table} SET lease_until = now() - CASE key WHEN 'evt:due1' THEN interval '10 minutes' ELSE interval '1 minute' END WHERE key = ANY($1)`,
-		[keysOf(due)],
-	);
-	await admin.query(
-		`UPDATE ${table}_events SET received_at = now() - interval '2 hours' WHERE key = 'evt:due1'`,
-	);
-	await admin.query(
-		`UPDATE ${table}_events SET received_at = now() - interval '1 day', dead_at = now() - interval '3 hours' WHERE key = $1`,
-		[keysOf(orders)[0]],
-	);
+	await retryLater(orders.slice(0, 1), table); // scheduled
 
 	const [unscoped, scoped] = await summary(table);
 	expect(unscoped).toEqual({

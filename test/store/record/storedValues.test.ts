@@ -9,7 +9,7 @@ import {
 	storedClaimId,
 	storedFingerprint,
 } from '../../../nodes/Idempotency/store/record/storedValues';
-import type { TableLayout } from '../../../nodes/Idempotency/store/table/tableLayout';
+import type { TableLayout } from '../../../nodes/Idempotency/store/record/tableLayout';
 
 const COMPACT: TableLayout = {
 	family: 'compact',

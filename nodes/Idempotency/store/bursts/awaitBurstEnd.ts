@@ -4,6 +4,7 @@ import { processClock } from '../../../shared/processClock';
 import { CancelledError } from '../../errors';
 import { TAKEN_COLUMNS, type TakenRow } from './burstRecord';
 import { pauseUnlessSettled } from '../claims/settleSignals';
+import { DB_LIVE_NOW, mineSql } from '../record/claimConditions';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
 import type { RetryBudget } from '../statements/transientErrors';
 import type { BurstTables } from './burstTables';
@@ -24,8 +25,8 @@ const AFTER_END_MS = 2;
  */
 const lookSql = (t: BurstTables) => `
 WITH taken AS (
-	UPDATE ${t.bursts} b SET state = 'running', lease_until = clock_timestamp() + b.lease
-	WHERE b.id = $1 AND b.holder = $2 AND b.state IN ('open', 'ended')
+	UPDATE ${t.bursts} b SET state = 'running', lease_until = ${DB_LIVE_NOW} + b.lease
+	WHERE b.id = $1 AND ${mineSql('b', '$2', 'holder')} AND b.state IN ('open', 'ended')
 		AND (b.state = 'ended' OR b.quiet_until <= clock_timestamp() OR b.item_count >= b.max_items)
 	RETURNING ${TAKEN_COLUMNS}
 )
@@ -34,7 +35,7 @@ UNION ALL
 SELECT ${TAKEN_COLUMNS}, b.state = 'running',
 	GREATEST(0, EXTRACT(EPOCH FROM b.quiet_until - clock_timestamp()) * 1000)::float8
 FROM ${t.bursts} b
-WHERE b.id = $1 AND b.holder = $2 AND NOT EXISTS (SELECT FROM taken)`;
+WHERE b.id = $1 AND ${mineSql('b', '$2', 'holder')} AND NOT EXISTS (SELECT FROM taken)`;
 
 /** A look that fails for a moment (a restart, a failover) is sent again for up to this long. */
 const LOOK_RETRY: RetryBudget = { totalMs: 60_000 };

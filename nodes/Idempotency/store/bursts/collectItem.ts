@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 
 import { ClaimError } from '../../errors';
 import { claimStatement } from '../claims/claimSql';
+import { mineSql } from '../record/claimConditions';
 import { readSingleAnswer } from '../record/claimState';
 import { storedClaimId } from '../record/storedValues';
 import { inTransaction } from '../statements/inTransaction';
@@ -76,7 +77,7 @@ WITH p AS (
 	RETURNING burst_id, seq, arrived_at
 )
 SELECT item.burst_id::text AS burst_id, item.seq, item.arrived_at, lead.id IS NOT NULL AS leading,
-	burst.holder = $2 AS holds, burst.item_count >= burst.max_items AS filled
+	${mineSql('burst', '$2', 'holder')} AS holds, burst.item_count >= burst.max_items AS filled
 FROM item, burst LEFT JOIN lead ON true`;
 
 /**

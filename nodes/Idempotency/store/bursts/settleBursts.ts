@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 
+import { DB_LIVE_NOW, mineSql } from '../record/claimConditions';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
 import { SETTLE_RETRY } from '../statements/transientErrors';
 import type { BurstTables } from './burstTables';
@@ -25,13 +26,13 @@ export async function settleBursts(
 	// The holder is compared on the row being changed, so a takeover committed meanwhile is re-checked.
 	const mine =
 		'unnest($1::bigint[], $2::text[]) AS u(id, holder) ' +
-		"WHERE b.id = u.id AND b.holder = u.holder AND b.state = 'running'";
+		`WHERE b.id = u.id AND ${mineSql('b', 'u.holder', 'holder')} AND b.state = 'running'`;
 	const sql =
 		operation === 'complete'
 			? `WITH gone AS (DELETE FROM ${tables.bursts} b USING ${mine} RETURNING b.id), ` +
 				`items AS (DELETE FROM ${tables.items} WHERE burst_id IN (SELECT id FROM gone)) ` +
 				'SELECT id::text AS id FROM gone'
-			: `UPDATE ${tables.bursts} b SET lease_until = clock_timestamp() FROM ${mine} RETURNING b.id::text AS id`;
+			: `UPDATE ${tables.bursts} b SET lease_until = ${DB_LIVE_NOW} FROM ${mine} RETURNING b.id::text AS id`;
 	const ids = claims.map((claim) => claim.burstId);
 	const { value, lostAttempts } = await queryStatementWithRetry<{ id: string }>(
 		pool,

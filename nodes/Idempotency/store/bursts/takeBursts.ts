@@ -1,5 +1,6 @@
 import type { Pool, QueryResultRow } from 'pg';
 
+import { DB_LIVE_NOW, leaseEndedSql, mineSql } from '../record/claimConditions';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
 import type { RetryBudget } from '../statements/transientErrors';
 import { TAKEN_COLUMNS, type Burst, type TakenRow } from './burstRecord';
@@ -23,13 +24,13 @@ async function query<R extends QueryResultRow>(pool: Pool, text: string, values:
  */
 const takeDueSql = (t: BurstTables) => `
 WITH due AS (
-	SELECT id FROM ${t.bursts}
-	WHERE lease_until <= clock_timestamp() AND item_count > 0 AND ($4::text IS NULL OR key = $4)
+	SELECT id FROM ${t.bursts} d
+	WHERE ${leaseEndedSql('d', DB_LIVE_NOW)} AND item_count > 0 AND ($4::text IS NULL OR key = $4)
 		AND ($5::text IS NULL OR starts_with(key, $5))
 	ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
 )
 UPDATE ${t.bursts} b SET state = 'running', holder = $1, takeovers = b.takeovers + 1,
-	lease_until = clock_timestamp() + $2::float8 * interval '1 millisecond'
+	lease_until = ${DB_LIVE_NOW} + $2::float8 * interval '1 millisecond'
 FROM due WHERE b.id = due.id
 RETURNING ${TAKEN_COLUMNS}`;
 
@@ -68,7 +69,7 @@ export async function heldBurst(
 ): Promise<TakenRow | undefined> {
 	const { rows } = await query<TakenRow>(
 		pool,
-		`SELECT ${TAKEN_COLUMNS} FROM ${tables.bursts} b WHERE b.id = $1 AND b.holder = $2`,
+		`SELECT ${TAKEN_COLUMNS} FROM ${tables.bursts} b WHERE b.id = $1 AND ${mineSql('b', '$2', 'holder')}`,
 		[burstId, claimId],
 	);
 	return rows[0];

@@ -7,9 +7,11 @@ import {
 	PARKED_LEASE,
 	parkedLeaseSql,
 	processingSql,
+	statusSql,
 } from '../record/claimConditions';
 import { FIRST_KEPT_EVENT_PARAM, KEPT_EVENT_COLUMNS } from '../record/claimOutcome';
 import { STATE_COLUMNS, STATE_TYPES, type StateColumn } from '../record/claimState';
+import type { ClaimColumnName } from '../record/claimRow';
 import { namedStatement as named, type NamedStatement } from '../statements/namedStatements';
 
 // The text depends only on the table, its columns and their types: build and hash it once, not per claim.
@@ -250,9 +252,9 @@ class ClaimSqlParts {
 	}
 
 	/** What a claim-once insert writes, as far as the table has the columns. */
-	private onceColumns(): Array<[string, string]> {
+	private onceColumns(): Array<[ClaimColumnName, string]> {
 		const { capabilities, layout } = this.claimTable;
-		const columns: Array<[string, string]> = [
+		const columns: Array<[ClaimColumnName, string]> = [
 			['key', this.key],
 			['first_seen', this.now],
 		];
@@ -265,8 +267,8 @@ class ClaimSqlParts {
 	}
 
 	/** What a lease insert writes: a processing claim held by this claim ID. */
-	private leaseColumns(): Array<[string, string]> {
-		const columns: Array<[string, string]> = [
+	private leaseColumns(): Array<[ClaimColumnName, string]> {
+		const columns: Array<[ClaimColumnName, string]> = [
 			['key', this.key],
 			['first_seen', this.now],
 			['lease_until', `${this.now} + make_interval(secs => $5)`],
@@ -274,11 +276,15 @@ class ClaimSqlParts {
 			['fingerprint', this.fingerprint],
 		];
 		if (this.claimTable.layout.statusColumn)
-			columns.push(['last_seen', this.now], ['deliveries', '1'], ['status', "'processing'"]);
+			columns.push(
+				['last_seen', this.now],
+				['deliveries', '1'],
+				['status', statusSql('processing')],
+			);
 		return columns;
 	}
 
-	private insert(columns: Array<[string, string]>): string {
+	private insert(columns: Array<[ClaimColumnName, string]>): string {
 		const names = columns.map(([name]) => name).join(', ');
 		const values = columns.map(([, value]) => value).join(', ');
 		return this.single

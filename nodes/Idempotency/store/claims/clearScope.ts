@@ -5,7 +5,7 @@ import { deleteWithEvents, eventTableRef } from '../inbox/eventTable';
 import { DB_NOW } from '../record/claimConditions';
 import { liveClaimSql } from '../record/liveClaims';
 import { readTableFacts } from '../table/tableFacts';
-import { layoutOf } from '../table/tableLayout';
+import { layoutOf } from '../record/tableLayout';
 import type { TableRef } from '../table/tableRef';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 import { UNDEFINED_TABLE } from '../table/createOnDemand';

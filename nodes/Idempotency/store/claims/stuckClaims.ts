@@ -1,5 +1,6 @@
 import type { ClaimTable } from '../table/claimTable';
 import { DB_NOW, expiredSql } from '../record/claimConditions';
+import type { ClaimRow } from '../record/claimRow';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 
 export interface StuckClaimQuery {
@@ -50,13 +51,9 @@ export async function listStuckClaims(
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
-			client.query<{
-				key: string;
-				first_seen: Date;
-				last_seen: Date | null;
-				deliveries: number | null;
-				lease_until: Date | null;
-			}>(sql, [now, query.firstSeenMinutesAgo * 60, query.limit]),
+			client.query<
+				Pick<ClaimRow, 'key' | 'first_seen' | 'last_seen' | 'deliveries' | 'lease_until'>
+			>(sql, [now, query.firstSeenMinutesAgo * 60, query.limit]),
 		SETTLE_RETRY,
 	);
 	return {

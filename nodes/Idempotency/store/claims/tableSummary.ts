@@ -1,11 +1,12 @@
 import type { ClaimTable } from '../table/claimTable';
-import { DB_NOW, processingSql } from '../record/claimConditions';
+import { claimStatusSql, DB_NOW, statusSql } from '../record/claimConditions';
+import type { ClaimStatus } from '../record/claimStatus';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
 
 export interface TableSummary {
 	totalKeys: number;
-	/** Keys per status; a table without a status column counts every key as completed (claims there are final). */
-	keysByStatus: Record<string, number>;
+	/** Keys per status; a table without lease columns counts every key as completed (claims there are final). */
+	keysByStatus: Partial<Record<ClaimStatus, number>>;
 	/** Keys delivered more than once whose last delivery came in the 24 hours before `now`; null without counters. */
 	keysRepeatedLastDay: number | null;
 	oldestKey: string | null;
@@ -24,12 +25,7 @@ export async function summarizeTable(
 ): Promise<TableSummary> {
 	const { qualified } = table.ref;
 	const { counters, leases } = table.capabilities;
-	// A compact table has no status column: a claim is processing while its lease_until is set.
-	const status = !leases
-		? "'completed'::text"
-		: table.layout.statusColumn
-			? 't.status'
-			: `CASE WHEN ${processingSql(table.layout, 't')} THEN 'processing' ELSE 'completed' END`;
+	const status = leases ? claimStatusSql(table.layout, 't') : `${statusSql('completed')}::text`;
 	const repeated = counters
 		? `(SELECT count(*) FROM ${qualified} WHERE deliveries > 1 AND last_seen > clock.now - interval '1 day')`
 		: 'NULL::bigint';
@@ -45,7 +41,7 @@ export async function summarizeTable(
 		(client) =>
 			client.query<{
 				now: Date;
-				by_status: Record<string, number>;
+				by_status: Partial<Record<ClaimStatus, number>>;
 				repeated: string | null;
 				oldest_key: string | null;
 				oldest_first_seen: Date | null;

@@ -1,6 +1,6 @@
 import type { EventTableRef } from '../inbox/eventTable';
 import { leaseRunsSql, processingSql, runningSql } from './claimConditions';
-import type { TableLayout } from '../table/tableLayout';
+import type { TableLayout } from './tableLayout';
 
 /** What decides whether a claim row may be deleted by age (Purge) or by scope (Clear). */
 export interface LiveClaimRule {

@@ -1,5 +1,5 @@
 import { CLAIM_ID_BYTES } from './claimId';
-import type { TableLayout } from '../table/tableLayout';
+import type { TableLayout } from './tableLayout';
 
 /** A claim ID or fingerprint as a parameter for the table's column: text as it is, or bytes. */
 export type StoredValue = string | Buffer;

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { TableError } from '../../errors';
 import { eventTableRef } from '../inbox/eventTable';
 import type { TablePrivilege } from './tableFacts';
-import type { TableLayout } from './tableLayout';
+import type { TableLayout } from '../record/tableLayout';
 import {
 	CLAIM_ID_COLUMNS,
 	lacksColumn,

@@ -3,7 +3,13 @@ import type { Pool } from 'pg';
 import { TableError } from '../../errors';
 import { createEventTableSql, eventTableRef } from '../inbox/eventTable';
 import { readTableFacts, type TableFacts } from './tableFacts';
-import { layoutOf, type TableLayout } from './tableLayout';
+import { layoutOf, type TableLayout } from '../record/tableLayout';
+import {
+	CLAIM_COLUMNS,
+	claimColumnsOf,
+	type ClaimColumnName,
+	type ClaimColumnPart,
+} from '../record/claimRow';
 import type { TableRef } from './tableRef';
 
 /** Which optional columns a claim table has; a table with only `key` and `first_seen` has none. */
@@ -26,57 +32,17 @@ export interface TableCapabilities {
 	steps?: boolean;
 }
 
-/** The optional columns of the original layout, in its types: what a table made earlier is given when it lacks one. */
-const ORIGINAL_OPTIONAL_COLUMNS: Array<[string, string]> = [
-	['last_seen', 'timestamptz'],
-	['deliveries', 'integer NOT NULL DEFAULT 1'],
-	// Rows that predate this column were claimed once and are final: 'completed' is their true state.
-	['status', "text NOT NULL DEFAULT 'completed'"],
-	['lease_until', 'timestamptz'],
-	['claim_token', 'text'],
-	['fingerprint', 'text'],
-	['response', 'json'],
-];
-
-/**
- * The optional columns of the compact layout. Each is NULL until a claim needs it, and a NULL costs a row
- * nothing: a table of at most 8 columns keeps its null bitmap inside the 24-byte row header (a 9th column
- * would make every row holding a NULL 8 bytes longer), and this layout has 8.
- */
-const COMPACT_OPTIONAL_COLUMNS: Array<[string, string]> = [
-	// NULL until the first repeat; the time of the last delivery after that.
-	['last_seen', 'timestamptz'],
-	// Set only while a leased claim is processing: the claim's status is whether it is set.
-	['lease_until', 'timestamptz'],
-	// NULL means one delivery.
-	['deliveries', 'integer'],
-	// The 12 bytes of the claim ID, while a claim is held (a Claim Once claim keeps it).
-	['claim_token', 'bytea'],
-	// A kind byte and 128 bits of the payload's SHA-256.
-	['fingerprint', 'bytea'],
-	// The answer Complete stored (status code, named headers, body text), exactly as it will be replayed:
-	// json, not jsonb, keeps the text as written, so the replay is byte for byte the first answer.
-	['response', 'json'],
-];
-
 /** Key column types under which the key Postgres stores is the key the node sent, byte for byte. */
 const EXACT_KEY_TYPES = new Set(['text', 'character varying']);
 
 /** How long table preparation may wait for a lock before it goes on with the table as it is. */
 const DDL_LOCK_TIMEOUT = '3s';
 
-const REQUIRED_COLUMNS: Array<[string, string]> = [
-	['key', 'text PRIMARY KEY'],
-	['first_seen', 'timestamptz NOT NULL DEFAULT now()'],
-];
-
-const compactTypes = new Map([...REQUIRED_COLUMNS, ...COMPACT_OPTIONAL_COLUMNS]);
-
 /**
  * A new table's column order, fixed-width first: Postgres aligns a timestamp to 8 bytes, so a text key
  * placed before them cost up to 7 bytes of padding in every row (measured in test/store/table/bytesPerKey).
  */
-const NEW_TABLE_ORDER = [
+const NEW_TABLE_ORDER: ClaimColumnName[] = [
 	'first_seen',
 	'last_seen',
 	'lease_until',
@@ -94,7 +60,7 @@ const NEW_TABLE_ORDER = [
  */
 export function createTableSql(ref: TableRef): string[] {
 	return [
-		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (${NEW_TABLE_ORDER.map((name) => `${name} ${compactTypes.get(name)}`).join(', ')})`,
+		`CREATE TABLE IF NOT EXISTS ${ref.qualified} (${NEW_TABLE_ORDER.map((name) => `${name} ${CLAIM_COLUMNS[name].compact}`).join(', ')})`,
 		firstSeenIndexSql(ref),
 	];
 }
@@ -163,15 +129,16 @@ export async function prepareTable(
 	if (!facts.tableExists) throw new TableError(`table ${ref.schema}.${ref.table} does not exist`);
 	checkKeyColumn(ref, facts);
 	const layout = layoutOf(facts.columns);
-	const has = (name: string) => !lacksColumn(layout, facts, name);
+	const has = (part: ClaimColumnPart) =>
+		claimColumnsOf(part).every((name) => !lacksColumn(layout, facts, name));
 	return {
 		facts,
 		layout,
 		capabilities: {
-			counters: has('last_seen') && has('deliveries'),
-			leases: has('status') && has('lease_until') && has('claim_token'),
+			counters: has('counters'),
+			leases: has('leases'),
 			fingerprint: has('fingerprint'),
-			responses: has('response'),
+			responses: has('responses'),
 			events: facts.eventTableExists,
 			eventScope: facts.eventTableHasScope,
 			steps: facts.stepTableExists,
@@ -188,13 +155,15 @@ export function lacksColumn(layout: TableLayout, facts: TableFacts, name: string
 /** What an existing table lacks, in its own layout's types; never a rewrite of what it has. */
 function ddlFor(ref: TableRef, facts: TableFacts): string[] {
 	if (!facts.tableExists) return createTableSql(ref);
-	const optional =
-		layoutOf(facts.columns).family === 'compact'
-			? COMPACT_OPTIONAL_COLUMNS
-			: ORIGINAL_OPTIONAL_COLUMNS;
+	// A compact table is given them in its own order and types, a table made earlier in the original ones.
+	const compact = layoutOf(facts.columns).family === 'compact';
+	const optional = compact ? NEW_TABLE_ORDER : (Object.keys(CLAIM_COLUMNS) as ClaimColumnName[]);
 	const statements = optional
-		.filter(([name]) => !facts.columns.has(name))
-		.map(([name, type]) => `ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${type}`);
+		.filter((name) => CLAIM_COLUMNS[name].part !== 'required' && !facts.columns.has(name))
+		.map(
+			(name) =>
+				`ALTER TABLE ${ref.qualified} ADD COLUMN IF NOT EXISTS ${name} ${CLAIM_COLUMNS[name][compact ? 'compact' : 'original']}`,
+		);
 	if (!facts.hasFirstSeenIndex && facts.columns.has('first_seen'))
 		statements.push(firstSeenIndexSql(ref));
 	return statements;
@@ -260,12 +229,10 @@ function checkKeyColumn(ref: TableRef, facts: TableFacts): void {
  * The optional columns Claim With Lease reads and writes (a compact table derives status). A stored
  * response is not among them: a table without that column claims with leases as before.
  */
-export const LEASE_CLAIM_COLUMNS = ORIGINAL_OPTIONAL_COLUMNS.map(([name]) => name).filter(
-	(name) => name !== 'response',
-);
+export const LEASE_CLAIM_COLUMNS: string[] = claimColumnsOf('counters', 'leases', 'fingerprint');
 
 /** What settling a claim by its claim ID needs: the holder's claim ID and the claim's state. */
-export const CLAIM_ID_COLUMNS = ['status', 'lease_until', 'claim_token'];
+export const CLAIM_ID_COLUMNS: string[] = claimColumnsOf('leases');
 
 /** What Complete needs to store a response with the claim. */
-export const RESPONSE_COLUMNS = ['response'];
+export const RESPONSE_COLUMNS: string[] = claimColumnsOf('responses');

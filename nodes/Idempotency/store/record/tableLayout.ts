@@ -1,5 +1,3 @@
-import type { ColumnFacts } from './tableFacts';
-
 /**
  * How a claim table stores a claim's state. Tables this version creates are *compact*: no status column
  * (a claim is processing exactly while `lease_until` is set), the claim ID and the payload fingerprint
@@ -24,7 +22,7 @@ export interface TableLayout {
  * the compact DDL creates all its columns at once. Anything else (the original layout, a table with only
  * key and first_seen) is original, and what it lacks is added in the original types.
  */
-export function layoutOf(columns: Map<string, ColumnFacts>): TableLayout {
+export function layoutOf(columns: ReadonlyMap<string, { type: string }>): TableLayout {
 	const bytes = (name: string) => columns.get(name)?.type === 'bytea';
 	const statusColumn = columns.has('status');
 	return {
