@@ -213,7 +213,6 @@ interface NodeRun {
 /** The run data of a saved execution: each node's runs, by node name (none for a run n8n died under). */
 function runDataOf(data: string): Record<string, NodeRun[]> {
 	const parsed = parseFlatted(data) as
-		| { resultData?: { runData?: Record<string, NodeRun[]> } }
-		| undefined;
+		{ resultData?: { runData?: Record<string, NodeRun[]> } } | undefined;
 	return parsed?.resultData?.runData ?? {};
 }
