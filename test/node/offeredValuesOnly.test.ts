@@ -59,7 +59,7 @@ describe('the Idempotency Key node refuses an operation it does not offer', () =
 			const table = uniqueTableName('router');
 			const [created] = await claim([webhookItem('{"id":"evt_router"}')], leaseClaim(table));
 			await expect(runKeyNode(operation, created, table)).rejects.toThrow(
-				`Parameter "operation" is ${JSON.stringify(operation)}, which this node does not offer; one of clearHistory, complete, discardEvents, listStuck, purge, release`,
+				`Parameter "operation" is ${JSON.stringify(operation)}, which this node does not offer; one of clearHistory, complete, completeWithWrite, discardEvents, listStuck, purge, release`,
 			);
 			const [failed] = await runKeyNode(operation, created, table, true);
 			expect(failed[0].json).toEqual({
