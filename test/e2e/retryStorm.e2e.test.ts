@@ -36,8 +36,13 @@ const SEED = Number(process.env.E2E_STORM_SEED ?? 20261130);
 const BURSTS_IN_FLIGHT = 8;
 /** Share of events that fail; a quarter of them twice, so about 10 % of business-step attempts fail. */
 const FAILING_EVENTS = 0.1;
-/** Seconds the provider may take: 0.2–0.35 s per event was measured on 2 cores; the rest is slack. */
-const STORM_SECONDS = 90 + Math.ceil(EVENTS * 0.6);
+/**
+ * Seconds the provider keeps retrying (a real one retries for hours): 0.2–0.35 s per event was measured on
+ * a quiet 2-core machine, and 1.06 s when CI's other lane ran the benchmarks' n8n throughput beside it
+ * (the storm then ended with 8 events still answered 409 at a 210 s deadline). The rest is slack; the
+ * assertions are on what ran, not on how fast.
+ */
+const STORM_SECONDS = 90 + Math.ceil(EVENTS * 1.5);
 const N8N_SCHEMA = 'n8n_storm';
 /** How long the workflows' server is down: a fast shutdown and start take seconds, as a restart does. */
 const RESTART_DOWN_MS = 5_000;
