@@ -76,7 +76,6 @@ const SHIPPED_WORKFLOWS = [
 	'stuck-claims-report.json',
 	'retry-due-events.json',
 	'business-step.json',
-	'webhook-write-once-template.json',
 ];
 /** The API template's orders get a table of their own here, so its first order is order_1. */
 const ORDERS_SQL = `CREATE TABLE IF NOT EXISTS orders (id bigserial PRIMARY KEY, event_key text NOT NULL,

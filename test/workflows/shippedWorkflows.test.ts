@@ -107,7 +107,7 @@ function optionsValues(
 	return found;
 }
 
-it('ships the sixteen workflows', () => {
+it('ships the fifteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
@@ -124,7 +124,6 @@ it('ships the sixteen workflows', () => {
 		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',
-		'webhook-write-once-template.json',
 	]);
 });
 
