@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../repo';
 
 const WORKFLOWS_DIR = join(REPO_ROOT, 'workflows');
+/** Workflows the e2e suites alone use; a fixture may call one of them (subworkflow-template.json does). */
+const FIXTURE_WORKFLOWS_DIR = join(REPO_ROOT, 'test', 'e2e', 'fixtures');
 
 export interface WorkflowNode {
 	id?: string;
@@ -24,10 +26,7 @@ export interface WorkflowJson {
 	[field: string]: unknown;
 }
 
-/**
- * A shipped workflow file as is, plus an n8n workflow id. The files carry none, except a sub-workflow the
- * templates call by id (business-step.json), which keeps its own.
- */
+/** A shipped workflow file as is, plus an n8n workflow id (the files carry none). */
 export function loadShippedWorkflow(file: string): WorkflowJson {
 	return loadWorkflowFile(join(WORKFLOWS_DIR, file));
 }
@@ -49,25 +48,29 @@ export function calledWorkflowIds(workflow: WorkflowJson): string[] {
 }
 
 /**
- * The workflows and the ids to publish, with every shipped sub-workflow one of them calls added to both:
- * a suite (or `npm run dev`) that loads a template gets the sub-workflow it calls without naming it, and
- * n8n 2.x runs only a published sub-workflow for webhook and scheduled executions.
+ * The workflows and the ids to publish, with every sub-workflow one of them calls (by the id it keeps, from
+ * workflows/ or the e2e fixtures) added to both: a suite that loads a template gets the sub-workflow it
+ * calls without naming it, and n8n 2.x runs only a published sub-workflow for webhook and scheduled
+ * executions.
  */
 export function withCalledWorkflows(
 	workflows: WorkflowJson[],
 	publish: string[],
 ): { workflows: WorkflowJson[]; publish: string[] } {
-	const shipped = new Map(
-		readdirSync(WORKFLOWS_DIR)
-			.filter((file) => file.endsWith('.json'))
-			.map((file) => loadShippedWorkflow(file))
+	const callable = new Map(
+		[WORKFLOWS_DIR, FIXTURE_WORKFLOWS_DIR]
+			.flatMap((dir) =>
+				readdirSync(dir)
+					.filter((file) => file.endsWith('.json'))
+					.map((file) => loadWorkflowFile(join(dir, file))),
+			)
 			.map((workflow) => [workflow.id, workflow]),
 	);
 	const all = [...workflows];
 	const published = [...publish];
 	for (let i = 0; i < all.length; i++)
 		for (const id of calledWorkflowIds(all[i])) {
-			const called = shipped.get(id);
+			const called = callable.get(id);
 			if (!called || all.some((workflow) => workflow.id === id)) continue;
 			all.push(called);
 			published.push(id);

@@ -49,15 +49,6 @@ const packageCredentialTypes = manifest.n8n.credentials.map(
 	(path) => loadFromSource<{ name: string }>(path).name,
 );
 
-/** The workflow ids the shipped Execute Sub-workflow nodes call. */
-const calledIds = new Set(
-	workflows.flatMap(({ workflow }) =>
-		workflow.nodes
-			.filter((node) => node.type === 'n8n-nodes-base.executeWorkflow')
-			.map((node) => (node.parameters.workflowId as { value: string }).value),
-	),
-);
-
 interface OptionsValue {
 	path: string;
 	value: unknown;
@@ -107,11 +98,10 @@ function optionsValues(
 	return found;
 }
 
-it('ships the fifteen workflows', () => {
+it('ships the thirteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
-		'business-step.json',
 		'chat-burst-template.json',
 		'cleanup-processed-events.json',
 		'github-template.json',
@@ -120,7 +110,6 @@ it('ships the fifteen workflows', () => {
 		'inbox-alert.json',
 		'limited-webhook-template.json',
 		'one-at-a-time-per-entity.json',
-		'retry-due-events.json',
 		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',
@@ -129,9 +118,7 @@ it('ships the fifteen workflows', () => {
 
 describe.each(workflows)('$file', ({ workflow }) => {
 	it('carries nothing of the machine it was made on', () => {
-		// Only a sub-workflow carries an id: the one its callers name (n8n import:workflow keeps it).
-		if (calledIds.has(String(workflow.id))) expect(workflow.id).toMatch(/^[A-Za-z0-9]{16}$/);
-		else expect(workflow).not.toHaveProperty('id');
+		expect(workflow).not.toHaveProperty('id');
 		expect(workflow).not.toHaveProperty('versionId');
 		expect(workflow).not.toHaveProperty('meta.instanceId');
 		expect(workflow.pinData ?? {}).toEqual({});
@@ -434,104 +421,74 @@ describe.each([
 	});
 });
 
-describe('the business step: one sub-workflow the webhook templates and the retry workflow call', () => {
+it('no shipped workflow calls a sub-workflow: each runs its business step as its own nodes', () => {
 	const callers = workflows.filter(({ workflow }) =>
 		workflow.nodes.some((node) => node.type === 'n8n-nodes-base.executeWorkflow'),
 	);
-
-	it('is called by the node, Stripe and GitHub templates and by the retry workflow', () => {
-		expect(callers.map(({ file }) => file).sort()).toEqual([
-			'github-template.json',
-			'idempotency-claim-template.json',
-			'retry-due-events.json',
-			'stripe-template.json',
-		]);
-	});
-
-	it('each call names a shipped workflow by its id, once per event, failures to the error output', () => {
-		for (const { file, workflow } of callers) {
-			const call = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.executeWorkflow')!;
-			const { workflowId } = call.parameters as { workflowId: { __rl: boolean; value: string } };
-			const called = workflows.find((entry) => entry.workflow.id === workflowId.value);
-			expect({ file, called: called?.file }).toEqual({ file, called: 'business-step.json' });
-			// 1.3: n8n 1.123 and 2.41 both load it, and it sends every failed item to the one error output.
-			expect({ file, typeVersion: call.typeVersion, onError: call.onError }).toEqual({
-				file,
-				typeVersion: 1.3,
-				onError: 'continueErrorOutput',
-			});
-			expect(call.parameters).toMatchObject({ source: 'database', mode: 'each' });
-			expect(workflowId.__rl).toBe(true);
-		}
-	});
-
-	it('the sub-workflow starts from an Execute Sub-workflow Trigger that passes every field through', () => {
-		const { workflow } = workflows.find((entry) => entry.file === 'business-step.json')!;
-		const trigger = workflow.nodes.find(
-			(node) => node.type === 'n8n-nodes-base.executeWorkflowTrigger',
-		)!;
-		expect(trigger.parameters).toEqual({ inputSource: 'passthrough' });
-		const step = workflow.nodes.find((node) => node.name === 'Insert into business_log (example)')!;
-		expect(workflow.connections[trigger.name].main[0].map((target) => target.node)).toEqual([
-			step.name,
-		]);
-		// A failure fails the sub-workflow, so the caller's error output gets it.
-		expect(step).not.toHaveProperty('onError');
-	});
+	expect(callers.map(({ file }) => file)).toEqual([]);
 });
 
-describe('the inbox: the webhook templates and retry-due-events.json', () => {
-	const byName = (file: string) => {
+describe.each([
+	{ file: 'idempotency-claim-template.json', scope: undefined, keptAnswer: 500 },
+	{ file: 'stripe-template.json', scope: 'stripe', keptAnswer: 500 },
+	{ file: 'github-template.json', scope: 'github', keptAnswer: 202 },
+])(
+	'$file: the write commits with Complete, and the retries run in the same workflow',
+	({ file, scope, keptAnswer }) => {
 		const { workflow } = workflows.find((entry) => entry.file === file)!;
 		const node = (name: string) => workflow.nodes.find((candidate) => candidate.name === name)!;
 		const targets = (name: string, output: number) =>
 			(workflow.connections[name]?.main[output] ?? []).map((target) => target.node);
-		return { node, targets };
-	};
 
-	it('the GitHub claim keeps the event; a failed business step goes to Retry Later, answered 202', () => {
-		const github = byName('github-template.json');
-		expect(github.node('Idempotency Claim').parameters).toMatchObject({
-			claimMode: 'lease',
-			keepEvent: true,
-		});
-		expect(github.targets('Business Step', 1)).toEqual(['Retry Later']);
-		expect(github.node('Retry Later').parameters.operation).toBe('retryLater');
-		expect(github.targets('Retry Later', 0)).toEqual(['Respond 202 kept for retry']);
-	});
-
-	it.each(['idempotency-claim-template.json', 'stripe-template.json'])(
-		'%s keeps the event; a failed business step goes to Retry Later, answered 500 so the sender retries too',
-		(file) => {
-			const template = byName(file);
-			expect(template.node('Idempotency Claim').parameters).toMatchObject({
+		it('the claim keeps the event; New and the due events both lead into Write and Complete', () => {
+			expect(node('Idempotency Claim').parameters).toMatchObject({
 				claimMode: 'lease',
 				keepEvent: true,
 			});
-			expect(template.targets('Business Step', 0)).toEqual(['Mark Key Completed']);
-			expect(template.targets('Business Step', 1)).toEqual(['Retry Later']);
-			expect(template.node('Retry Later').parameters.operation).toBe('retryLater');
-			for (const output of [0, 1]) {
-				const [answer] = template.targets('Retry Later', output);
-				expect(template.node(answer).parameters.options).toEqual({ responseCode: 500 });
-			}
-		},
-	);
+			expect(targets('Idempotency Claim', 0)).toEqual(['Event to Process']);
+			expect(targets('Every Minute (retries)', 0)).toEqual(['Take Due Events']);
+			expect(targets('Run Now', 0)).toEqual(['Take Due Events']);
+			expect(targets('Take Due Events', 0)).toEqual(['Event to Process']);
+			expect(targets('Event to Process', 0)).toEqual(['Write and Complete']);
+			expect(node('Write and Complete')).toMatchObject({
+				type: KEY_NODE,
+				onError: 'continueErrorOutput',
+				parameters: { operation: 'completeWithWrite' },
+			});
+		});
 
-	it('the retry workflow takes due events on a schedule and by hand, then completes or retries each one', () => {
-		const retry = byName('retry-due-events.json');
-		expect(retry.targets('Every Minute', 0)).toEqual(['Take Due Events']);
-		expect(retry.targets('Run Now', 0)).toEqual(['Take Due Events']);
-		expect(retry.targets('Take Due Events', 0)).toEqual(['Business Step']);
-		expect(retry.targets('Business Step', 0)).toEqual(['Mark Key Completed']);
-		expect(retry.targets('Business Step', 1)).toEqual(['Retry Later']);
-		// The same business step as the webhook templates'.
-		for (const file of ['github-template.json', 'stripe-template.json'])
-			expect(retry.node('Business Step').parameters).toEqual(
-				byName(file).node('Business Step').parameters,
-			);
-	});
-});
+		it('its write is parameterised SQL: the query names no value, the key is its first parameter', () => {
+			const { query, queryParameters } = node('Write and Complete').parameters as {
+				query: string;
+				queryParameters: string;
+			};
+			expect(query).toMatch(/\$1\b/);
+			expect(query).not.toMatch(/\{\{|\$json/);
+			expect(queryParameters).toMatch(/^=\{\{ \[ \$json\.idempotency\.key, /);
+		});
+
+		it(`Take Due Events takes only this template's events: Scope ${scope ?? '(none)'}, as on its claim`, () => {
+			const claimScope = (node('Idempotency Claim').parameters.options as { scope?: string }).scope;
+			expect(claimScope).toBe(scope);
+			expect(node('Take Due Events').parameters.scope ?? undefined).toBe(scope);
+		});
+
+		it(`a failed write goes to Retry Later, answered ${keptAnswer} when kept and 500 when not`, () => {
+			expect(targets('Write and Complete', 0)).toEqual(['Respond 200 processed']);
+			expect(targets('Write and Complete', 1)).toEqual(['Retry Later']);
+			expect(node('Retry Later').parameters).toMatchObject({
+				operation: 'retryLater',
+				key: "={{ $('Event to Process').item.json.idempotency.key }}",
+				claimId: "={{ $('Event to Process').item.json.idempotency.claimId }}",
+			});
+			const answers = [0, 1].map((output) => {
+				const [answer] = targets('Retry Later', output);
+				return node(answer).parameters.options;
+			});
+			expect(answers).toEqual([{ responseCode: keptAnswer }, { responseCode: 500 }]);
+		});
+	},
+);
 
 it('the Idempotency-Key template answers a database failure 503 with Retry-After, so a caller waits and retries', () => {
 	const { workflow } = workflows.find((entry) => entry.file === 'idempotent-api-endpoint.json')!;
