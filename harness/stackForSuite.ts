@@ -31,6 +31,8 @@ export interface StackOnOwnAppServer {
 		key: string,
 		options: { downMs: number; timeoutMs: number },
 	): Promise<RestartBeforeComplete>;
+	/** The workflows' server restarted now (fast shutdown: clients cut), up again after `downMs`. */
+	restartAppServer(downMs: number): Promise<void>;
 }
 
 /**
@@ -66,5 +68,6 @@ export function stackOnOwnAppServerForSuite<Runner extends N8nRunner = N8nInstan
 				downMs,
 				timeoutMs,
 			}),
+		restartAppServer: (downMs) => appServer!.restart(downMs),
 	};
 }

@@ -1,13 +1,14 @@
 /**
  * The inbox in real n8n 2.x, with a sender that never retries (GitHub's way): each event is delivered once,
- * signed, through the shipped GitHub template (Keep Event, Retry Later); the business step fails once or
- * twice for some events and always for a few poison ones (a trigger on business_log, planned by the event's
- * attempt count); n8n is killed with SIGKILL while one event's business step runs; then the shipped Retry
- * Due Events workflow is run, two runs at once each round, until nothing is due. Time is moved by moving
- * the claims' lease_until (the one clock the inbox reads), so backoffs and the dead execution's lease pass
- * at once. In the end every good event's business step ran exactly once, the poison events are dead
- * letters, and nothing else is left processing. Beside it, today's figure: the events whose only delivery
- * failed, which the Release template loses (the sender never asks again).
+ * signed, through the shipped GitHub template (Keep Event, Write and Complete, Retry Later); the business
+ * write fails once or twice for some events and always for a few poison ones (a trigger on business_log,
+ * planned by the event's attempt count); n8n is killed with SIGKILL while one event's write runs; then the
+ * template's retry path (Run Now → Take Due Events → Write and Complete, in a copy of the template) is run,
+ * two runs at once each round, until nothing is due. Time is moved by moving the claims' lease_until (the
+ * one clock the inbox reads), so backoffs and the dead execution's lease pass at once. In the end every
+ * good event's business row is there exactly once, the poison events are dead letters, and nothing else is
+ * left processing. Beside it, today's figure: the events whose only delivery failed, which the Release
+ * template loses (the sender never asks again).
  */
 import type { Pool } from 'pg';
 
@@ -55,8 +56,8 @@ stackForSuite(
 		appDatabase: 'inbox_e2e',
 		n8nSchema: 'n8n_inbox',
 		workflows: [github, retryDue],
-		// The retry workflow is published as a user would; its schedule fires at most once a minute and
-		// takes only what is due, so it is one more taker the test races against.
+		// The retry copy is published as a user would; its schedule fires at most once a minute and takes
+		// only what is due, so it is one more taker the test races against.
 		publish: [github.id, retryDue.id],
 		appSql: INBOX_PLAN_SQL,
 		env: ownerEnv(await ensureRuntime()),
@@ -92,7 +93,7 @@ it(
 					answer: event.failures > 0 ? '202 accepted' : '200 processed',
 				});
 
-			// n8n dies under a running business step: the delivery gets no answer and is never sent again.
+			// n8n dies under a running write: the delivery gets no answer and is never sent again.
 			const lost = deliverOnce(url(), slow);
 			await waitFor(async () => {
 				const { rows } = await pool.query(
@@ -106,7 +107,7 @@ it(
 			await n8n!.start();
 			runs = await N8nManualRuns.signIn(n8n!.baseUrl);
 
-			// The retry workflow, two runs at once, until nothing is due.
+			// The template's retry path, two runs at once, until nothing is due.
 			let rounds = 0;
 			for (; rounds < 10 && (await processingLeft(pool)) > 0; rounds++) {
 				await makeDue(pool);

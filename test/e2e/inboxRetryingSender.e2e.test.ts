@@ -1,16 +1,17 @@
 /**
  * The inbox in real n8n 2.x with a sender that also retries (Stripe's way): the shipped Stripe template
- * (Keep Event, Retry Later, answered 500 so the sender keeps retrying), every delivery signed by the `stripe`
- * package's own test-header helper with a new timestamp, some events sent twice at once, and every answer
- * that is not 2xx retried after a short backoff. The business step (the shipped business sub-workflow) fails
- * once or twice for some events and always for a few poison ones (a trigger on business_log, planned by the
- * event's attempt count). While the sender retries, the shipped Retry Due Events workflow runs, two runs at
+ * (Keep Event, Write and Complete, Retry Later, answered 500 so the sender keeps retrying), every delivery
+ * signed by the `stripe` package's own test-header helper with a new timestamp, some events sent twice at
+ * once, and every answer that is not 2xx retried after a short backoff. The business write (the template's
+ * own Write and Complete) fails once or twice for some events and always for a few poison ones (a trigger
+ * on business_log, planned by the event's attempt count). While the sender retries, the template's retry
+ * path (Run Now → Take Due Events, in a copy of the template: the retry workflow below) runs, two runs at
  * once, again and again, then until nothing is due: the sender's retries and the retry workflow race for the
  * same due events. Retry Later's backoff is seconds here (the templates ship 30 s), so they meet often. The
  * retry workflow joins once the sender's own retry has run a failed event, and a few events are sent only once
  * (GitHub's way), so each source is shown to run failed events.
  *
- * In the end every good event's business step ran exactly once (one business row, one "processed" answer at
+ * In the end every good event's business write committed exactly once (one business row, one "processed" answer at
  * most), no event is lost or left processing, and exactly the poison events are dead letters.
  */
 import { randomBytes } from 'node:crypto';
@@ -27,7 +28,7 @@ import { ensureRuntime } from '../../harness/n8n/runtime';
 import { webhookPathOf } from '../../harness/n8n/workflows';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
-import { inboxWorkflows, makeDue, POISON, processingLeft } from '../support/inbox';
+import { inboxWorkflows, keyPrefixOf, makeDue, POISON, processingLeft } from '../support/inbox';
 import { stackForSuite } from '../../harness/stackForSuite';
 
 const GOOD_EVENTS = 60;
@@ -65,7 +66,7 @@ const PLAN_SQL = `
 				RAISE EXCEPTION 'planned business failure (attempt %) of %', attempt, NEW.event_key;
 			END IF;
 		END IF;
-		-- A real business step takes a moment, so a copy sent at the same time finds it running.
+		-- A real business write takes a moment, so a copy sent at the same time finds it running.
 		PERFORM pg_sleep(0.05);
 		RETURN NEW;
 	END $$;
@@ -95,6 +96,8 @@ interface PlannedEvent {
 	failures: number;
 }
 
+const STRIPE_KEY_PREFIX = keyPrefixOf('stripe-template.json');
+
 const planned = (failures: number): PlannedEvent => {
 	const id = `evt_${randomBytes(8).toString('hex')}`;
 	const body = JSON.stringify({
@@ -103,7 +106,7 @@ const planned = (failures: number): PlannedEvent => {
 		type: 'invoice.paid',
 		data: { object: { amount: 1200 } },
 	});
-	return { key: `evt:${id}`, body, failures };
+	return { key: `${STRIPE_KEY_PREFIX}${id}`, body, failures };
 };
 
 it(
@@ -203,7 +206,7 @@ it(
 				})}`,
 			);
 
-			// Every good event's business step ran exactly once; a poison event's never succeeded.
+			// Every good event's business write committed exactly once; a poison event's never did.
 			expect(
 				await businessRowsPerKey(
 					pool,

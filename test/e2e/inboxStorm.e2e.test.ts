@@ -1,29 +1,28 @@
 /**
  * Kept events through a storm in real n8n 2.x, every good event run once: a sender that never retries (GitHub's way: each event
  * delivered once, signed, 8 in flight) sends E2E_INBOX_STORM_EVENTS (default 300) events through the
- * shipped GitHub template (Keep Event, Retry Later). About 10 % of the events' business steps fail once and
- * a few poison events fail always (a trigger on business_log, planned by the event's attempt count). n8n
- * is SIGKILLed three times, each time while two events' business steps run; the workflows' Postgres server
- * is restarted (fast shutdown, seconds down) between one event's business commit and its Complete. Two
- * copies of the shipped Retry Due Events workflow run on their own Schedule Triggers, every 3 s instead of
- * every minute, so both fire at the same moments and race for the same due events; the claim's and Take
- * Due's lease is 20 s and Retry Later's backoff 1 s doubling to 4 s, so the storm drains in seconds by
- * the real clock (nothing moves lease_until by hand). After it drains: every good event's business step
- * ran exactly once, none lost, none doubled, nothing stuck, exactly the poison events are dead letters.
- * Printed beside it, today's figure: the events whose only delivery failed or died, which the Release
- * template (no kept event) loses, because the sender never asks again.
+ * shipped GitHub template (Keep Event, Write and Complete, Retry Later). About 10 % of the events' business
+ * writes fail once and a few poison events fail always (a trigger on business_log, planned by the event's
+ * attempt count). n8n is SIGKILLed three times, each time while two events' writes run; the workflows'
+ * Postgres server is restarted (fast shutdown, seconds down) while one event's write has inserted its row
+ * and made its Complete and not yet committed (test/support/restartInsideWrite.ts). Two copies of the
+ * template run its retries on their own Schedule Triggers, every 3 s instead of every minute, so both fire
+ * at the same moments and race for the same due events; the claim's and Take Due's lease is 20 s and Retry
+ * Later's backoff 1 s doubling to 4 s, so the storm drains in seconds by the real clock (nothing moves
+ * lease_until by hand). After it drains: every good event's business row exactly once, none lost, none
+ * doubled, nothing stuck, exactly the poison events are dead letters. Printed beside it, today's figure:
+ * the events whose only delivery failed or died, which the Release template (no kept event) loses,
+ * because the sender never asks again.
  *
  * Where the kills land. Each kill waits until the sender's other deliveries are answered and no retry run
- * is in flight (between schedule ticks), so what dies is the two events' running business steps: a
- * delivery cut before its claim committed is lost whatever n8n does (the sender gave up on it), and a run
- * killed between a business commit and Complete runs a non-idempotent step again after the lease (README,
- * "What is not guaranteed"). The server drops the statement of a client that is gone
- * (client_connection_check_interval), so the killed steps never commit. The sender sends nothing while
- * n8n is down (a delivery it cannot make is not one the inbox can keep).
+ * is in flight (between schedule ticks), so what dies is the two events' running writes: a delivery cut
+ * before its claim committed is lost whatever n8n does (the sender gave up on it). The server drops the
+ * statement of a client that is gone (client_connection_check_interval), so the killed writes and their
+ * Completes never commit. The sender sends nothing while n8n is down (a delivery it cannot make is not one
+ * the inbox can keep).
  */
 import type { Pool } from 'pg';
 
-import type { RestartBeforeComplete } from '../../harness/faults/restartBeforeComplete';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance';
 import { webhookPathOf } from '../../harness/n8n/workflows';
@@ -38,6 +37,7 @@ import {
 	NO_ANSWER,
 	plannedEvent,
 	printStorm,
+	sleepingWrites,
 	stormEvents,
 	waitFor,
 	waitUntilDrained,
@@ -45,6 +45,7 @@ import {
 	type SenderAnswer,
 } from '../support/inbox';
 import { stackOnOwnAppServerForSuite } from '../../harness/stackForSuite';
+import { restartInsideWrite, type RestartInsideWrite } from '../support/restartInsideWrite';
 
 const EVENTS = Number(process.env.E2E_INBOX_STORM_EVENTS ?? 300);
 const KILLS = 3;
@@ -67,7 +68,7 @@ const url = () => n8n!.webhookUrl(webhookPathOf(github));
 
 it(
 	`${EVENTS} events sent once each, ~10 % failing once, ${STORM.poisonEvents} poison, n8n killed ${KILLS} times mid-step, ` +
-		'Postgres restarted between a business commit and Complete, two scheduled retry workflows: ' +
+		'Postgres restarted inside a Write and Complete, two scheduled retry copies: ' +
 		'every good event once, the poison ones dead letters, nothing stuck',
 	() => explainedByN8nLog(n8n, storm),
 	8 * 60_000,
@@ -80,7 +81,7 @@ async function storm(): Promise<void> {
 			plannedEvent(0, { attempt: 1, seconds: 60 }),
 		),
 	);
-	// Its business step takes a second, so the claim row can be locked before Complete comes.
+	// Its write sleeps a second before its commit, so the restart can land there.
 	const restarted = plannedEvent(0, { attempt: 1, seconds: 1 });
 	const regular = stormEvents(
 		EVENTS - KILLS * KILLED_STEPS_PER_KILL - 1,
@@ -103,18 +104,19 @@ async function storm(): Promise<void> {
 
 	const answers = new Map<string, SenderAnswer>();
 	const kills: Array<{ stepsRunning: number; n8nDownSeconds: number }> = [];
-	let restart: RestartBeforeComplete | undefined;
+	let restart: RestartInsideWrite | undefined;
 	let since = await executions.lastId();
 	const firstExecution = since;
 	for (const [index, part] of parts.entries()) {
 		const restarting =
 			index === restartPart
-				? suite
-						.restartBeforeComplete(restarted.key, {
-							downMs: STORM.restartDownMs,
-							timeoutMs: 120_000,
-						})
-						.then((done) => (restart = done))
+				? restartInsideWrite({
+						suite,
+						pool,
+						key: restarted.key,
+						downMs: STORM.restartDownMs,
+						timeoutMs: 120_000,
+					}).then((done) => (restart = done))
 				: undefined;
 		await deliverEachOnce(url(), part, IN_FLIGHT, answers);
 		await restarting;
@@ -124,7 +126,7 @@ async function storm(): Promise<void> {
 		}
 	}
 
-	// The two scheduled retry workflows drain what is due.
+	// The two scheduled retry copies drain what is due.
 	await waitUntilDrained(
 		pool,
 		120_000,
@@ -141,11 +143,12 @@ async function storm(): Promise<void> {
 		answers,
 		outcome,
 		startedAt: started,
-		figures: { n8nKills: kills, restartBeforeComplete: restart ?? null },
+		figures: { n8nKills: kills, restartInsideWrite: restart ?? null },
 	});
 
 	await expectDrained(pool, events, STORM.maxAttempts);
-	expect(restart).toBeDefined();
+	// The restart came while the write's row and Complete were made and neither was committed.
+	expect(restart?.atRestart).toEqual({ businessRows: 0, claimCompleted: false });
 	expect(kills.map((kill) => kill.stepsRunning)).toEqual(
 		Array.from({ length: KILLS }, () => KILLED_STEPS_PER_KILL),
 	);
@@ -153,13 +156,13 @@ async function storm(): Promise<void> {
 	// Every failing event was kept and answered so (202); none was refused or lost on the way in.
 	for (const event of regular)
 		if (event.failures > 0) expect(answers.get(event.key)).toBe('202 accepted');
-	// Both retry workflows ran (their schedules fire at the same moments).
+	// Both retry copies ran (their schedules fire at the same moments).
 	for (const runs of retryRuns) expect(runs.success ?? 0).toBeGreaterThan(0);
 }
 
 /**
- * Delivers these events (each business step sleeps on its first attempt), waits until every one of them is
- * inside its business step and no retry run is in flight, then SIGKILLs n8n and starts it again. The
+ * Delivers these events (each write sleeps on its first attempt), waits until every one of them is
+ * inside its write and no retry run is in flight, then SIGKILLs n8n and starts it again. The
  * deliveries get no answer; the sender never sends them again.
  */
 async function killMidStep(
@@ -173,7 +176,7 @@ async function killMidStep(
 	await waitFor(
 		async () => (await sleepingSteps()) === group.length,
 		30_000,
-		'the business steps to kill n8n under',
+		'the writes to kill n8n under',
 	);
 	// Between schedule ticks (they fire on multiples of STORM.scheduleEverySeconds), with no retry run in flight.
 	await waitFor(
@@ -197,8 +200,5 @@ async function killMidStep(
 }
 
 async function sleepingSteps(): Promise<number> {
-	const { rows } = await pool.query(
-		"SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'INSERT INTO business_log%'",
-	);
-	return rows[0].n as number;
+	return (await sleepingWrites(pool)).length;
 }

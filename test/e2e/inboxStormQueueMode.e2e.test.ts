@@ -1,25 +1,24 @@
 /**
  * The inbox's storm (inboxStorm.e2e.test.ts) in n8n's queue mode, as it is deployed to scale: a main
  * process (it fires the Schedule Triggers), two workers (they run every execution: the webhook's and the
- * retry workflows') and a webhook processor, on one Redis. A sender that never retries sends
+ * retry copies') and a webhook processor, on one Redis. A sender that never retries sends
  * E2E_INBOX_QUEUE_EVENTS (default 300, as in one process) events through the webhook processor, once
- * each, signed; ~10 % fail once, a few poison ones always; the workflows' Postgres server
- * is restarted between one event's business commit and its Complete; two copies of the Retry Due Events
- * workflow run on their schedules (every 3 s). Once that has drained, a worker is SIGKILLed while it runs
- * retried events: events that failed their first delivery sleep in their business step on the retry, and
- * the worker whose connection sleeps is killed. After the lease the other worker's retry runs take them
- * over. In the end every good event's business step ran exactly once, none lost, none doubled, nothing
- * stuck, exactly the poison events are dead letters; the events the killed worker held were written by the
- * other worker. Printed beside it: what the Release template (no kept event) loses of the same sends.
+ * each, signed; ~10 % fail once, a few poison ones always; the workflows' Postgres server is restarted
+ * while one event's Write and Complete has made its row and its Complete and not committed them; two
+ * copies of the GitHub template run its retries on their schedules (every 3 s). Once that has drained, a
+ * worker is SIGKILLed while it runs retried events: events that failed their first delivery sleep in their
+ * write on the retry, and the worker whose connection sleeps is killed. After the lease the other worker's
+ * retry runs take them over. In the end every good event's business row exactly once, none lost, none
+ * doubled, nothing stuck, exactly the poison events are dead letters; the events the killed worker held
+ * were written by the other worker. Printed beside it: what the Release template (no kept event) loses of
+ * the same sends.
  *
- * The kill comes after the storm drained so that what the worker dies in is the retried events' business
- * steps alone: killed between another event's business commit and its Complete, a non-idempotent step
- * would run again after the lease (README, "What is not guaranteed"). The server drops the statement of a
- * client that is gone (client_connection_check_interval), so the killed steps never commit.
+ * The kill comes after the storm drained so that what the worker dies in is the retried events' writes
+ * alone. The server drops the statement of a client that is gone (client_connection_check_interval), so
+ * the killed writes and their Completes never commit.
  */
 import type { Pool } from 'pg';
 
-import type { RestartBeforeComplete } from '../../harness/faults/restartBeforeComplete';
 import type { N8nExecutions } from '../../harness/n8n/executions';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
 import { QueueModeCluster } from '../../harness/n8n/queueModeCluster';
@@ -33,12 +32,15 @@ import {
 	stormWorkflows,
 	plannedEvent,
 	printStorm,
+	sleepingWrites,
 	stormEvents,
 	waitFor,
 	waitUntilDrained,
+	type PlannedEvent,
 	type SenderAnswer,
 } from '../support/inbox';
 import { stackOnOwnAppServerForSuite } from '../../harness/stackForSuite';
+import { restartInsideWrite, type RestartInsideWrite } from '../support/restartInsideWrite';
 
 const EVENTS = Number(process.env.E2E_INBOX_QUEUE_EVENTS ?? 300);
 /** Events whose retry sleeps, so a worker can be killed inside it; one Take Due run may hold them all. */
@@ -76,7 +78,7 @@ const url = () => cluster!.webhookUrl(webhookPathOf(github));
 
 it(
 	`queue mode: ${EVENTS} events sent once each, ~10 % failing once, ${STORM.poisonEvents} poison, Postgres restarted ` +
-		'between a business commit and Complete, two scheduled retry workflows on the workers, a worker killed ' +
+		'inside a Write and Complete, two scheduled retry copies on the workers, a worker killed ' +
 		'while it runs retried events: every good event once, the poison ones dead letters, nothing stuck',
 	() => explainedByN8nLog(cluster, storm),
 	8 * 60_000,
@@ -97,10 +99,14 @@ async function storm(): Promise<void> {
 
 	// The storm, with the restart aimed at the event in its middle.
 	const answers = new Map<string, SenderAnswer>();
-	let restart: RestartBeforeComplete | undefined;
-	const restarting = suite
-		.restartBeforeComplete(restarted.key, { downMs: STORM.restartDownMs, timeoutMs: 120_000 })
-		.then((done) => (restart = done));
+	let restart: RestartInsideWrite | undefined;
+	const restarting = restartInsideWrite({
+		suite,
+		pool,
+		key: restarted.key,
+		downMs: STORM.restartDownMs,
+		timeoutMs: 120_000,
+	}).then((done) => (restart = done));
 	await deliverEachOnce(url(), sent, IN_FLIGHT, answers);
 	await restarting;
 	await waitUntilDrained(pool, 120_000);
@@ -108,9 +114,9 @@ async function storm(): Promise<void> {
 
 	// Events whose retry sleeps: the worker running one is killed inside it.
 	await deliverEachOnce(url(), slowRetries, SLOW_RETRIES, answers);
-	let sleeping: Array<{ worker: string; key: string | null }> = [];
+	let sleeping: Array<{ worker: string; key: string }> = [];
 	await waitFor(
-		async () => (sleeping = await sleepingRetries()).length > 0,
+		async () => (sleeping = await sleepingRetries(slowRetries)).length > 0,
 		45_000,
 		'a worker running a retried event',
 	).catch(() => undefined); // asserted below, after the figures
@@ -139,7 +145,7 @@ async function storm(): Promise<void> {
 		outcome,
 		startedAt: started,
 		figures: {
-			restartBeforeComplete: restart ?? null,
+			restartInsideWrite: restart ?? null,
 			workerKilled: { victim, sleepingRetriedSteps: sleeping },
 			slowRetriesWrittenBy: written,
 			businessRowsByProcess: writers,
@@ -149,7 +155,8 @@ async function storm(): Promise<void> {
 	});
 
 	await expectDrained(pool, events, STORM.maxAttempts);
-	expect(restart).toBeDefined();
+	// The restart came while the write's row and Complete were made and neither was committed.
+	expect(restart?.atRestart).toEqual({ businessRows: 0, claimCompleted: false });
 	expect(victim).toBeDefined();
 	for (const event of [...regular, ...slowRetries])
 		if (event.failures > 0) expect(answers.get(event.key)).toBe('202 accepted');
@@ -158,22 +165,18 @@ async function storm(): Promise<void> {
 		writers.map((row) => row.written_by).filter((name) => !WORKER_NAMES.includes(name)),
 	).toEqual([]);
 	// What the killed worker was running, the other worker ran again after the lease.
-	for (const key of killedKeys.filter((key): key is string => key !== null))
+	expect(killedKeys.length).toBeGreaterThan(0);
+	for (const key of killedKeys)
 		expect(written.find((row) => row.event_key === key)?.written_by).toBe(survivor);
 	for (const runs of retryRuns) expect(runs.success ?? 0).toBeGreaterThan(0);
 }
 
-/** Retried business steps sleeping right now (attempt 2 of a slow retry), by the worker that runs each. */
-async function sleepingRetries(): Promise<Array<{ worker: string; key: string | null }>> {
-	const { rows } = await pool.query<{ worker: string; query: string }>(
-		`SELECT application_name AS worker, query FROM pg_stat_activity
-		 WHERE wait_event = 'PgSleep' AND query LIKE 'INSERT INTO business_log%' AND application_name = ANY($1)
-		 ORDER BY backend_start`,
-		[WORKER_NAMES],
-	);
-	// n8n's Postgres node sends its values inline (pg-promise formats the query), so the key is in the text.
-	return rows.map((row) => ({
-		worker: row.worker,
-		key: /'(evt:[^']+)'/.exec(row.query)?.[1] ?? null,
-	}));
+/** Retried writes sleeping right now (attempt 2 of a slow retry), by the worker that runs each. */
+async function sleepingRetries(
+	slowRetries: PlannedEvent[],
+): Promise<Array<{ worker: string; key: string }>> {
+	const slowKeys = new Set(slowRetries.map((event) => event.key));
+	return (await sleepingWrites(pool))
+		.filter((write) => WORKER_NAMES.includes(write.process) && slowKeys.has(write.key))
+		.map((write) => ({ worker: write.process, key: write.key }));
 }

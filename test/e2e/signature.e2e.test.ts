@@ -39,8 +39,11 @@ import { webhookPathOf, type WorkflowJson } from '../../harness/n8n/workflows';
 import { loadFixtureWorkflow } from '../support/fixtures';
 
 const N8N_SCHEMA = 'n8n_e2e';
-const BUSINESS_STEP = 'Business Step';
+const BUSINESS_STEP = 'Write and Complete';
 const CLAIM = 'Idempotency Claim';
+/** The Stripe and GitHub templates claim under their own Scope, so their retries take only their events. */
+const stripeKey = (id: string) => `stripe:evt:${id}`;
+const githubKey = (delivery: string) => `github:evt:${delivery}`;
 const STRIPE_SECRET = `whsec_${randomBytes(18).toString('base64url')}`;
 const GITHUB_SECRET = randomBytes(20).toString('hex');
 
@@ -213,7 +216,7 @@ describeOnN8n2('Stripe template', () => {
 		async () => {
 			const since = await executions.lastId();
 			const body = event('A');
-			const key = `evt:evt_${tag}_A`;
+			const key = stripeKey(`evt_${tag}_A`);
 			const first = await deliver(url(), body, signed(body));
 			const redelivery = await deliver(url(), body, signed(body, now() + 1));
 			// The very same request again, inside the tolerance window: the signature passes, the claim stops it.
@@ -235,7 +238,7 @@ describeOnN8n2('Stripe template', () => {
 		async () => {
 			const since = await executions.lastId();
 			const body = event('B');
-			const key = `evt:evt_${tag}_B`;
+			const key = stripeKey(`evt_${tag}_B`);
 			const otherBody = event('other');
 			const forgeries: Array<[string, Record<string, string>, string]> = [
 				['signed with another secret', signed(body, now(), 'whsec_attacker'), 'signature_mismatch'],
@@ -283,7 +286,7 @@ describeOnN8n2('GitHub template', () => {
 		'a signed delivery is processed once; its redelivery (same X-GitHub-Delivery) is a duplicate',
 		async () => {
 			const delivery = randomUUID();
-			const key = `evt:${delivery}`;
+			const key = githubKey(delivery);
 			const body = push('refs/heads/main');
 			const first = await deliver(url(), body, headers(delivery, body));
 			const redelivery = await deliver(url(), body, headers(delivery, body));
@@ -297,7 +300,7 @@ describeOnN8n2('GitHub template', () => {
 		'a real delivery id with a wrong signature, or a changed body, is answered 401 and claims nothing',
 		async () => {
 			const delivery = randomUUID();
-			const key = `evt:${delivery}`;
+			const key = githubKey(delivery);
 			const body = push('refs/heads/release');
 			const tampered = body.replace('release', 'rele4se');
 			const wrongSecret = await deliver(url(), body, headers(delivery, body, 'not-the-secret'));
@@ -325,7 +328,7 @@ const victimId = () => `evt_${victims.tag}_victim${++victims.count}`;
 
 /** The victim's own event, delivered by Stripe after the attack: processed, once, and nothing else claimed it. */
 async function victimStillProcessed(id: string): Promise<void> {
-	const key = `evt:${id}`;
+	const key = stripeKey(id);
 	expect(await claimRows(pool, key)).toBe(0);
 	const body = invoice(id);
 	expect(await deliver(stripeUrl(), body, stripeSigned(body))).toEqual(answered('processed', key));
@@ -348,7 +351,7 @@ describeOnN8n2('a captured Stripe delivery, replayed in another shape', () => {
 			const captured = invoice(`evt_${victims.tag}_captured`);
 			const headers = stripeSigned(captured);
 			expect(await deliver(stripeUrl(), captured, headers)).toEqual(
-				answered('processed', `evt:evt_${victims.tag}_captured`),
+				answered('processed', stripeKey(`evt_${victims.tag}_captured`)),
 			);
 			for (let attempt = 0; attempt < 3; attempt++) {
 				const victim = victimId();
@@ -375,7 +378,7 @@ describeOnN8n2('a captured Stripe delivery, replayed in another shape', () => {
 			expect(await deliver(stripeUrl(), body, stripeSigned(body))).toEqual(
 				refusedSignature('unsigned_body'),
 			);
-			expect(await claimRows(pool, `evt:${first}`)).toBe(0);
+			expect(await claimRows(pool, stripeKey(first))).toBe(0);
 			await victimStillProcessed(victim);
 		},
 	);
@@ -387,7 +390,7 @@ describeOnN8n2('a captured Stripe delivery, replayed in another shape', () => {
 			const signedId = `evt_${victims.tag}_query`;
 			const body = invoice(signedId);
 			expect(await deliver(`${stripeUrl()}?id=${victim}`, body, stripeSigned(body))).toEqual(
-				answered('processed', `evt:${signedId}`),
+				answered('processed', stripeKey(signedId)),
 			);
 			await victimStillProcessed(victim);
 		},
@@ -409,13 +412,13 @@ describeOnN8n2('a captured Stripe delivery, replayed in another shape', () => {
 			);
 			expect(multipartFirst.status).toBeGreaterThanOrEqual(400);
 			expect(multipartFirst.status).toBeLessThan(500);
-			expect(await claimRows(pool, `evt:${signedId}`)).toBe(0);
+			expect(await claimRows(pool, stripeKey(signedId))).toBe(0);
 			const jsonFirst = await postWithHeaderLines(
 				stripeUrl(),
 				lines('application/json', 'multipart/form-data; boundary=x'),
 				body,
 			);
-			expect(jsonFirst).toEqual(answered('processed', `evt:${signedId}`));
+			expect(jsonFirst).toEqual(answered('processed', stripeKey(signedId)));
 		},
 	);
 
@@ -623,7 +626,7 @@ describeOnN8n2(
 					const body = invoice(id);
 					answers[onError](await deliver(stripeUrl(workflow), body, stripeSigned(body)));
 					expect(await runsThrough(workflow, since, 1, BUSINESS_STEP)).toBe(0);
-					expect(await businessRowsPerKey(pool, [`evt:${id}`])).toEqual({});
+					expect(await businessRowsPerKey(pool, [stripeKey(id)])).toEqual({});
 					await victimStillProcessed(id);
 				},
 			);
@@ -684,10 +687,10 @@ describe('Stripe and GitHub templates: deliveries they can never process, and a 
 				githubHeaders,
 			);
 			expect(githubDown).toMatchObject({ status: 503, body: { status: 'unavailable' } });
-			expect(await claimRows(pool, `evt:${delivery}`)).toBe(0);
+			expect(await claimRows(pool, githubKey(delivery))).toBe(0);
 			expect(
 				await deliver(n8n!.webhookUrl(webhookPathOf(githubTemplate)), push, githubHeaders),
-			).toEqual(answered('processed', `evt:${delivery}`));
+			).toEqual(answered('processed', githubKey(delivery)));
 		},
 	);
 });

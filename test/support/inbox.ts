@@ -1,10 +1,11 @@
 /**
  * The inbox in real n8n, as the inbox e2e suites run it (test/e2e/inbox*.e2e.test.ts): the shipped GitHub
- * template (Keep Event, Retry Later) and Retry Due Events workflow with the settings a suite needs; a
- * sender that never retries (GitHub's way: one signed delivery per event); a business step whose failures
- * are planned per attempt (a trigger on business_log, so it holds whichever workflow writes business_log);
- * and the outcome read from Postgres: every good event's business row once, the poison ones dead letters,
- * nothing left processing.
+ * template (Keep Event, Write and Complete, Retry Later, its own retry schedule) with the settings a suite
+ * needs, as one workflow that takes the deliveries and copies that run its retries; a sender that never
+ * retries (GitHub's way: one signed delivery per event); a business write whose failures are planned per
+ * attempt (a trigger on business_log, so it holds whichever workflow writes business_log); and the outcome
+ * read from Postgres: every good event's business row once, the poison ones dead letters, nothing left
+ * processing.
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
@@ -15,7 +16,7 @@ import {
 	TEMPLATE_SIGNING_SECRET,
 } from '../../harness/n8n/credentials';
 import type { N8nExecutions } from '../../harness/n8n/executions';
-import type { WorkflowJson } from '../../harness/n8n/workflows';
+import { loadShippedWorkflow, type WorkflowJson } from '../../harness/n8n/workflows';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { deliver } from '../../harness/webhooks/deliver';
 import { seededRandom } from '../../harness/webhooks/seededRandom';
@@ -26,26 +27,43 @@ import { templateVariant, type NodeChange } from '../e2e/fixtures/templateVarian
 export const POISON = 1000;
 
 const SCHEDULE_TRIGGER = 'n8n-nodes-base.scheduleTrigger';
+const WEBHOOK = 'n8n-nodes-base.webhook';
+
+type InboxTemplate = 'github-template.json' | 'stripe-template.json';
+
+/** What a shipped template's claim keys start with: `<its Scope>:evt:` (the presets key by the event's id). */
+export function keyPrefixOf(file: InboxTemplate): string {
+	const claim = loadShippedWorkflow(file).nodes.find((node) => node.name === 'Idempotency Claim');
+	const scope = (claim?.parameters.options as { scope?: string } | undefined)?.scope;
+	return scope ? `${scope}:evt:` : 'evt:';
+}
 
 export interface InboxWorkflowOptions {
 	/** The template that keeps events (default the GitHub one). */
-	template?: 'github-template.json' | 'stripe-template.json';
+	template?: InboxTemplate;
 	maxAttempts: number;
 	/** Claim With Lease's lease and Take Due Events' lease, in seconds (default: the templates' own). */
 	leaseSeconds?: number;
 	/** Retry Later's backoff (default: the templates' own). */
 	backoff?: { baseSeconds: number; factor: number; capSeconds: number; jitter: number };
-	/** Copies of the retry workflow (default one), each a workflow of its own. */
+	/** Copies that run the template's retries (default one), each a workflow of its own. */
 	retryWorkflows?: number;
 	/** Each copy's Schedule Trigger fires every this many seconds (a divisor of 60) instead of every minute. */
 	scheduleEverySeconds?: number;
 }
 
-/** The template and the Retry Due Events workflow(s), as shipped but for these settings. */
+/**
+ * The shipped template with these settings, twice over: `template` takes the deliveries (its Schedule
+ * Trigger removed), and each of `retryDue` is the whole template again, its webhook on a path nobody
+ * calls, run by its Schedule Trigger or its Run Now. The nodes are the template's own; the split only lets
+ * a suite tell the retry runs from the deliveries by workflow. (A copy keeps its Webhook node: a Respond to
+ * Webhook node refuses to run in a workflow without one, and in a run no webhook started it answers nothing.)
+ */
 export function inboxWorkflows(options: InboxWorkflowOptions): {
 	template: WorkflowJson;
 	retryDue: WorkflowJson[];
 } {
+	const file = options.template ?? 'github-template.json';
 	const credentials = {
 		idempotencyWebhookSigningApi: SIGNING_CREDENTIAL,
 		idempotencyPostgresApi: IDEMPOTENCY_CREDENTIAL,
@@ -57,43 +75,53 @@ export function inboxWorkflows(options: InboxWorkflowOptions): {
 			...(options.backoff ? { backoff: options.backoff } : {}),
 		},
 	};
-	const template = templateVariant(options.template ?? 'github-template.json', {
-		credentials,
-		nodes: {
-			'Idempotency Claim': { parameters: { ...lease, maxAttempts: options.maxAttempts } },
-			'Retry Later': retryLater,
-		},
-	});
-	const retryDue = Array.from({ length: options.retryWorkflows ?? 1 }, (_, index) => {
-		const workflow = templateVariant('retry-due-events.json', {
+	const variant = (path?: string) =>
+		templateVariant(file, {
+			path,
 			credentials,
 			nodes: {
-				'Take Due Events': { parameters: { maxAttempts: options.maxAttempts, ...lease } },
+				'Idempotency Claim': { parameters: { ...lease, maxAttempts: options.maxAttempts } },
+				'Take Due Events': { parameters: { ...lease, maxAttempts: options.maxAttempts } },
 				'Retry Later': retryLater,
 			},
 		});
-		if (options.retryWorkflows !== undefined) workflow.name += ` (${index + 1})`;
-		if (options.scheduleEverySeconds !== undefined) {
-			const schedules = workflow.nodes.filter((node) => node.type === SCHEDULE_TRIGGER);
-			if (schedules.length !== 1)
-				throw new Error(
-					`retry-due-events.json has ${schedules.length} Schedule Triggers; adapt this`,
-				);
+	const template = withoutNodesOfType(variant(), SCHEDULE_TRIGGER);
+	const webhookPath = String(template.nodes.find((node) => node.type === WEBHOOK)!.parameters.path);
+	const retryDue = Array.from({ length: options.retryWorkflows ?? 1 }, (_, index) => {
+		const workflow = variant(`${webhookPath}-retries-${index + 1}`);
+		workflow.name = `${template.name}: retries${options.retryWorkflows === undefined ? '' : ` (${index + 1})`}`;
+		const schedules = workflow.nodes.filter((node) => node.type === SCHEDULE_TRIGGER);
+		if (schedules.length !== 1)
+			throw new Error(`${file} has ${schedules.length} Schedule Triggers; adapt this`);
+		if (options.scheduleEverySeconds !== undefined)
 			schedules[0].parameters = {
 				...schedules[0].parameters,
 				rule: {
 					interval: [{ field: 'seconds', secondsInterval: options.scheduleEverySeconds }],
 				},
 			};
-		}
 		return workflow;
 	});
 	return { template, retryDue };
 }
 
+/** The workflow without its nodes of this type and their connections. */
+function withoutNodesOfType(workflow: WorkflowJson, type: string): WorkflowJson {
+	const removed = new Set(workflow.nodes.filter((node) => node.type === type).map((n) => n.name));
+	if (removed.size === 0) throw new Error(`${workflow.name} has no ${type}; adapt this`);
+	const connections = Object.fromEntries(
+		Object.entries(workflow.connections).filter(([from]) => !removed.has(from)),
+	);
+	return {
+		...workflow,
+		nodes: workflow.nodes.filter((node) => !removed.has(node.name)),
+		connections,
+	};
+}
+
 /**
- * The two storms' settings (one process and queue mode): a lease longer than a business step and a
- * Complete riding out the restart, short backoffs and two retry workflows every 3 s, so a storm drains in
+ * The two storms' settings (one process and queue mode): a lease longer than a business write and a Write
+ * and Complete riding out the restart, short backoffs and two retry copies every 3 s, so a storm drains in
  * seconds on the real clock.
  */
 export const STORM = {
@@ -106,8 +134,8 @@ export const STORM = {
 };
 
 /**
- * The two storms' workflows (the GitHub template and two retry workflows, with STORM's settings) and what
- * their stack is given: those workflows, all published, and the planned business step.
+ * The two storms' workflows (the GitHub template and two copies running its retries, with STORM's
+ * settings) and what their stack is given: those workflows, all published, and the planned business write.
  */
 export function stormWorkflows(): {
 	github: WorkflowJson;
@@ -133,12 +161,18 @@ export function stormWorkflows(): {
 	};
 }
 
+/** The advisory lock class a planned slow write holds while it sleeps (its key's hashtext the other half). */
+const SLEEPING_WRITE_LOCK = 7412202;
+
 /**
- * Planned business-step outcomes, decided by the attempt the event is on (the event table's count, which the
- * inbox keeps): attempt ≤ failures raises; on attempt `slow_attempt` the step first sleeps `slow_seconds`
- * (long enough to kill n8n or a worker under it, or to lock the claim row before Complete). The server
- * drops the statement of a client that is gone (client_connection_check_interval), so a step whose n8n
- * was killed never commits. Run as the app database's owner.
+ * Planned business-write outcomes, decided by the attempt the event is on (the event table's count, which
+ * the inbox keeps): attempt ≤ failures raises; on attempt `slow_attempt` the write sleeps `slow_seconds`
+ * after its row is inserted (long enough to kill n8n or a worker under it, or to restart the server):
+ * inside Write and Complete's transaction, after its Complete, before its commit. While it sleeps it holds
+ * an advisory lock named by its key, so a test can tell which event sleeps and in which process
+ * (sleepingWrites). The server drops the statement of a client that is gone
+ * (client_connection_check_interval), so a write whose n8n was killed never commits. Run as the app
+ * database's owner.
  */
 export const INBOX_PLAN_SQL = `
 	CREATE TABLE inbox_plan (
@@ -155,20 +189,41 @@ export const INBOX_PLAN_SQL = `
 			SELECT attempts INTO attempt FROM processed_events_events WHERE key = NEW.event_key;
 			-- No kept event (Keep Event off: the Release behaviour): every run counts as the first.
 			attempt := coalesce(attempt, 1);
-			IF attempt = planned.slow_attempt THEN PERFORM pg_sleep(planned.slow_seconds); END IF;
+			IF attempt = planned.slow_attempt THEN
+				PERFORM pg_advisory_xact_lock_shared(${SLEEPING_WRITE_LOCK}, hashtext(NEW.event_key));
+				PERFORM pg_sleep(planned.slow_seconds);
+			END IF;
 			IF attempt <= planned.failures THEN
 				RAISE EXCEPTION 'planned business failure (attempt %) of %', attempt, NEW.event_key;
 			END IF;
 		END IF;
 		RETURN NEW;
 	END $$;
-	CREATE TRIGGER inbox_planned_failure BEFORE INSERT ON business_log
+	CREATE TRIGGER inbox_planned_failure AFTER INSERT ON business_log
 		FOR EACH ROW EXECUTE FUNCTION inbox_planned_failure();
 	-- Who wrote each business row (the connection's application_name: PGAPPNAME of the n8n process).
 	ALTER TABLE business_log ADD COLUMN written_by text DEFAULT current_setting('application_name');
 	DO $$ BEGIN
 		EXECUTE format('ALTER DATABASE %I SET client_connection_check_interval = %L', current_database(), '200ms');
 	END $$;`;
+
+/**
+ * The planned slow writes sleeping right now: each one's key and the process whose connection runs it
+ * (its application_name: PGAPPNAME of the n8n process). The write's values are query parameters, so the
+ * key is read from the lock the plan takes, not from the statement's text.
+ */
+export async function sleepingWrites(pool: Pool): Promise<Array<{ process: string; key: string }>> {
+	const { rows } = await pool.query<{ process: string; key: string }>(
+		`SELECT a.application_name AS process, p.event_key AS key
+		 FROM pg_locks l
+		 JOIN pg_stat_activity a ON a.pid = l.pid
+		 JOIN inbox_plan p ON l.objid = hashtext(p.event_key)::oid
+		 WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objsubid = 2 AND a.wait_event = 'PgSleep'
+		 ORDER BY a.backend_start`,
+		[SLEEPING_WRITE_LOCK],
+	);
+	return rows;
+}
 
 export interface PlannedEvent {
 	delivery: string;
@@ -178,12 +233,16 @@ export interface PlannedEvent {
 	slow?: { attempt: number; seconds: number };
 }
 
+/** The GitHub template's keys: its Scope, then the preset's `evt:` + X-GitHub-Delivery. */
+const GITHUB_KEY_PREFIX = keyPrefixOf('github-template.json');
+
+/** An event as GitHub sends it (planned: its failures, and a slow attempt). */
 export function plannedEvent(
 	failures: number,
 	slow?: { attempt: number; seconds: number },
 ): PlannedEvent {
 	const delivery = randomUUID();
-	return { delivery, key: `evt:${delivery}`, failures, slow };
+	return { delivery, key: `${GITHUB_KEY_PREFIX}${delivery}`, failures, slow };
 }
 
 export const isPoison = (event: PlannedEvent) => event.failures >= POISON;
