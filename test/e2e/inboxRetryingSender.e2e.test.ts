@@ -28,7 +28,14 @@ import { ensureRuntime } from '../../harness/n8n/runtime';
 import { webhookPathOf } from '../../harness/n8n/workflows';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
-import { inboxWorkflows, keyPrefixOf, makeDue, POISON, processingLeft } from '../support/inbox';
+import {
+	inboxWorkflows,
+	KEPT_ATTEMPTS_SQL,
+	keyPrefixOf,
+	makeDue,
+	POISON,
+	processingLeft,
+} from '../support/inbox';
 import { stackForSuite } from '../../harness/stackForSuite';
 
 const GOOD_EVENTS = 60;
@@ -54,14 +61,14 @@ const {
 });
 
 /** Planned failures by the attempt the event is on (the inbox's own count): attempt ≤ failures raises. */
-const PLAN_SQL = `
+const PLAN_SQL = `${KEPT_ATTEMPTS_SQL}
 	CREATE TABLE inbox_plan (event_key text PRIMARY KEY, failures integer NOT NULL);
 	CREATE FUNCTION inbox_planned_failure() RETURNS trigger LANGUAGE plpgsql AS $$
 	DECLARE planned integer; attempt integer;
 	BEGIN
 		SELECT failures INTO planned FROM inbox_plan WHERE event_key = NEW.event_key;
 		IF FOUND THEN
-			SELECT attempts INTO attempt FROM processed_events_events WHERE key = NEW.event_key;
+			SELECT attempts INTO attempt FROM inbox_attempts WHERE event_key = NEW.event_key;
 			IF attempt <= planned THEN
 				RAISE EXCEPTION 'planned business failure (attempt %) of %', attempt, NEW.event_key;
 			END IF;

@@ -165,16 +165,33 @@ export function stormWorkflows(): {
 const SLEEPING_WRITE_LOCK = 7412202;
 
 /**
- * Planned business-write outcomes, decided by the attempt the event is on (the event table's count, which
- * the inbox keeps): attempt ≤ failures raises; on attempt `slow_attempt` the write sleeps `slow_seconds`
- * after its row is inserted (long enough to kill n8n or a worker under it, or to restart the server):
- * inside Write and Complete's transaction, after its Complete, before its commit. While it sleeps it holds
- * an advisory lock named by its key, so a test can tell which event sleeps and in which process
+ * `inbox_attempts`: the attempt each kept event is on, copied from the event table whenever a claim or Take
+ * Due Events counts one (committed with it). A planned business write reads it there: Write and Complete
+ * makes its Complete, which drops the kept event, before the write runs, in the same transaction, so the
+ * write no longer sees the event table's row.
+ */
+export const KEPT_ATTEMPTS_SQL = `
+	CREATE TABLE inbox_attempts (event_key text PRIMARY KEY, attempts integer NOT NULL);
+	CREATE FUNCTION inbox_count_attempt() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO inbox_attempts (event_key, attempts) VALUES (NEW.key, NEW.attempts)
+		ON CONFLICT (event_key) DO UPDATE SET attempts = EXCLUDED.attempts;
+		RETURN NEW;
+	END $$;
+	CREATE TRIGGER inbox_count_attempt AFTER INSERT OR UPDATE OF attempts ON processed_events_events
+		FOR EACH ROW EXECUTE FUNCTION inbox_count_attempt();`;
+
+/**
+ * Planned business-write outcomes, decided by the attempt the event is on (the inbox's own count, read from
+ * KEPT_ATTEMPTS_SQL's copy): attempt ≤ failures raises; on attempt `slow_attempt` the write sleeps
+ * `slow_seconds` after its row is inserted (long enough to kill n8n or a worker under it, or to restart the
+ * server): inside Write and Complete's transaction, after its Complete, before its commit. While it sleeps
+ * it holds an advisory lock named by its key, so a test can tell which event sleeps and in which process
  * (sleepingWrites). The server drops the statement of a client that is gone
  * (client_connection_check_interval), so a write whose n8n was killed never commits. Run as the app
  * database's owner.
  */
-export const INBOX_PLAN_SQL = `
+export const INBOX_PLAN_SQL = `${KEPT_ATTEMPTS_SQL}
 	CREATE TABLE inbox_plan (
 		event_key text PRIMARY KEY,
 		failures integer NOT NULL,
@@ -186,7 +203,7 @@ export const INBOX_PLAN_SQL = `
 	BEGIN
 		SELECT * INTO planned FROM inbox_plan WHERE event_key = NEW.event_key;
 		IF FOUND THEN
-			SELECT attempts INTO attempt FROM processed_events_events WHERE key = NEW.event_key;
+			SELECT attempts INTO attempt FROM inbox_attempts WHERE event_key = NEW.event_key;
 			-- No kept event (Keep Event off: the Release behaviour): every run counts as the first.
 			attempt := coalesce(attempt, 1);
 			IF attempt = planned.slow_attempt THEN
