@@ -434,15 +434,14 @@ describe.each([
 	});
 });
 
-describe('the business step: one sub-workflow the webhook templates and the retry workflow call', () => {
+describe('the business step: one sub-workflow the Stripe and GitHub templates and the retry workflow call', () => {
 	const callers = workflows.filter(({ workflow }) =>
 		workflow.nodes.some((node) => node.type === 'n8n-nodes-base.executeWorkflow'),
 	);
 
-	it('is called by the node, Stripe and GitHub templates and by the retry workflow', () => {
+	it('is called by the Stripe and GitHub templates and by the retry workflow (not by the node template)', () => {
 		expect(callers.map(({ file }) => file).sort()).toEqual([
 			'github-template.json',
-			'idempotency-claim-template.json',
 			'retry-due-events.json',
 			'stripe-template.json',
 		]);
@@ -500,23 +499,20 @@ describe('the inbox: the webhook templates and retry-due-events.json', () => {
 		expect(github.targets('Retry Later', 0)).toEqual(['Respond 202 kept for retry']);
 	});
 
-	it.each(['idempotency-claim-template.json', 'stripe-template.json'])(
-		'%s keeps the event; a failed business step goes to Retry Later, answered 500 so the sender retries too',
-		(file) => {
-			const template = byName(file);
-			expect(template.node('Idempotency Claim').parameters).toMatchObject({
-				claimMode: 'lease',
-				keepEvent: true,
-			});
-			expect(template.targets('Business Step', 0)).toEqual(['Mark Key Completed']);
-			expect(template.targets('Business Step', 1)).toEqual(['Retry Later']);
-			expect(template.node('Retry Later').parameters.operation).toBe('retryLater');
-			for (const output of [0, 1]) {
-				const [answer] = template.targets('Retry Later', output);
-				expect(template.node(answer).parameters.options).toEqual({ responseCode: 500 });
-			}
-		},
-	);
+	it('stripe-template.json keeps the event; a failed business step goes to Retry Later, answered 500 so the sender retries too', () => {
+		const template = byName('stripe-template.json');
+		expect(template.node('Idempotency Claim').parameters).toMatchObject({
+			claimMode: 'lease',
+			keepEvent: true,
+		});
+		expect(template.targets('Business Step', 0)).toEqual(['Mark Key Completed']);
+		expect(template.targets('Business Step', 1)).toEqual(['Retry Later']);
+		expect(template.node('Retry Later').parameters.operation).toBe('retryLater');
+		for (const output of [0, 1]) {
+			const [answer] = template.targets('Retry Later', output);
+			expect(template.node(answer).parameters.options).toEqual({ responseCode: 500 });
+		}
+	});
 
 	it('the retry workflow takes due events on a schedule and by hand, then completes or retries each one', () => {
 		const retry = byName('retry-due-events.json');
@@ -530,6 +526,83 @@ describe('the inbox: the webhook templates and retry-due-events.json', () => {
 			expect(retry.node('Business Step').parameters).toEqual(
 				byName(file).node('Business Step').parameters,
 			);
+	});
+});
+
+describe('idempotency-claim-template.json: one workflow, the webhook and its retries into the same write', () => {
+	const { workflow } = workflows.find((entry) => entry.file === 'idempotency-claim-template.json')!;
+	const node = (name: string) => workflow.nodes.find((candidate) => candidate.name === name)!;
+	const targets = (name: string, output: number) =>
+		(workflow.connections[name]?.main[output] ?? []).map((target) => target.node);
+	/** Every node that feeds this one, with the output it comes from. */
+	const feeders = (name: string) =>
+		Object.entries(workflow.connections).flatMap(([from, { main }]) =>
+			main.flatMap((outputTargets, output) =>
+				outputTargets.filter((target) => target.node === name).map(() => ({ from, output })),
+			),
+		);
+
+	it('calls no sub-workflow: the business write is a node of its own', () => {
+		expect(workflow.nodes.map((candidate) => candidate.type)).not.toContain(
+			'n8n-nodes-base.executeWorkflow',
+		);
+		const text = JSON.stringify(workflow);
+		for (const former of ['business-step.json', 'retry-due-events.json', 'Retry Due Events'])
+			expect({ former, named: text.includes(former) }).toEqual({ former, named: false });
+	});
+
+	it('the Webhook passes the signature check into the claim, which keeps the event under a lease', () => {
+		expect(targets('Webhook', 0)).toEqual(['Webhook Signature']);
+		expect(targets('Webhook Signature', 0)).toEqual(['Idempotency Claim']);
+		expect(node('Idempotency Claim').parameters).toMatchObject({
+			claimMode: 'lease',
+			keepEvent: true,
+		});
+	});
+
+	it("New and the retry schedule's due events (and Run Now) lead into the same Write and Complete", () => {
+		expect(feeders('Event to Process')).toEqual([
+			{ from: 'Idempotency Claim', output: 0 },
+			{ from: 'Take Due Events', output: 0 },
+		]);
+		expect(feeders('Take Due Events').map(({ from }) => node(from).type).sort()).toEqual([
+			'n8n-nodes-base.manualTrigger',
+			'n8n-nodes-base.scheduleTrigger',
+		]);
+		expect(node('Take Due Events').parameters.operation).toBe('takeDue');
+		// A due event is taken under the same lease and attempt limit as a delivery's claim.
+		for (const setting of ['leaseSeconds', 'maxAttempts'])
+			expect({ setting, value: node('Take Due Events').parameters[setting] }).toEqual({
+				setting,
+				value: node('Idempotency Claim').parameters[setting],
+			});
+		expect(targets('Event to Process', 0)).toEqual(['Write and Complete']);
+		expect(feeders('Write and Complete')).toEqual([{ from: 'Event to Process', output: 0 }]);
+	});
+
+	it('Write and Complete commits the example insert with the Complete, its values as parameters', () => {
+		const write = node('Write and Complete');
+		expect(write.type).toBe(KEY_NODE);
+		expect(write.onError).toBe('continueErrorOutput');
+		expect(write.parameters).toMatchObject({
+			operation: 'completeWithWrite',
+			query: 'INSERT INTO business_log (event_key, event_type) VALUES ($1, $2)',
+			queryParameters: '={{ [ $json.idempotency.key, $json.body?.type ?? null ] }}',
+		});
+	});
+
+	it('a failed write goes to Retry Later (the key and Claim ID of the event it wrote for), answered 500', () => {
+		expect(targets('Write and Complete', 0)).toEqual(['Respond 200 processed']);
+		expect(targets('Write and Complete', 1)).toEqual(['Retry Later']);
+		expect(node('Retry Later').parameters).toMatchObject({
+			operation: 'retryLater',
+			key: "={{ $('Event to Process').item.json.idempotency.key }}",
+			claimId: "={{ $('Event to Process').item.json.idempotency.claimId }}",
+		});
+		for (const output of [0, 1]) {
+			const [answer] = targets('Retry Later', output);
+			expect(node(answer).parameters.options).toEqual({ responseCode: 500 });
+		}
 	});
 });
 
