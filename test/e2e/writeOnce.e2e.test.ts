@@ -171,7 +171,13 @@ it(
 			const since = await drainBySchedule([fenced.table, former.table]);
 			// Its schedule's runs: its Respond to Webhook nodes answer nothing in a run the webhook did not start,
 			// and fail nothing.
-			const retried = await executions.waitForFinished(nodeTemplate.id, since, 1, 60_000, 'trigger');
+			const retried = await executions.waitForFinished(
+				nodeTemplate.id,
+				since,
+				1,
+				60_000,
+				'trigger',
+			);
 			expect(retried.map((run) => run.status).filter((status) => status !== 'success')).toEqual([]);
 			expect(retried.some((run) => run.nodesRun.includes('Write and Complete'))).toBe(true);
 

@@ -565,10 +565,11 @@ describe('idempotency-claim-template.json: one workflow, the webhook and its ret
 			{ from: 'Idempotency Claim', output: 0 },
 			{ from: 'Take Due Events', output: 0 },
 		]);
-		expect(feeders('Take Due Events').map(({ from }) => node(from).type).sort()).toEqual([
-			'n8n-nodes-base.manualTrigger',
-			'n8n-nodes-base.scheduleTrigger',
-		]);
+		expect(
+			feeders('Take Due Events')
+				.map(({ from }) => node(from).type)
+				.sort(),
+		).toEqual(['n8n-nodes-base.manualTrigger', 'n8n-nodes-base.scheduleTrigger']);
 		expect(node('Take Due Events').parameters.operation).toBe('takeDue');
 		// A due event is taken under the same lease and attempt limit as a delivery's claim.
 		for (const setting of ['leaseSeconds', 'maxAttempts'])
