@@ -5,8 +5,9 @@
  * the workers run the executions.
  *
  * Which worker ran what: n8n stores no worker id on an execution, but each worker logs
- * `Worker started execution <id>`; and each worker's database connections carry its name
- * (PGAPPNAME), which a trigger on business_log records with every business write, in the write's own
+ * `Worker started execution <id>`; and each worker's database connections carry its name in a setting of
+ * their own (PGOPTIONS: the package's pool names its connections itself, so PGAPPNAME does not reach
+ * them), which a trigger on business_log records with every business write, in the write's own
  * transaction (so only a committed write leaves its record), and shows while the write is in flight.
  *
  * The workflow is test/e2e/fixtures/queueModeWorkflow.ts: the shipped template with a 10 s lease. Its
@@ -37,10 +38,14 @@ const WORKER_NAMES = ['worker-1', 'worker-2'];
 /** The advisory-lock class under which a business write in flight shows its key in pg_locks. */
 const IN_FLIGHT_LOCK_CLASS = 39;
 
+/** The connection setting that names a worker (PGOPTIONS of its process). */
+const WORKER_SETTING = 'e2e.worker';
+
 /**
  * Every business write records the worker whose connection ran it, in the write's transaction (rolled back
- * with it), and holds a transaction-scoped advisory lock on its key's hash, which pg_locks shows (with the
- * connection) until the transaction ends; slow events then sleep.
+ * with it), and holds a transaction-scoped advisory lock on its key's hash, which pg_locks shows until the
+ * transaction ends, with the worker as the connection's application_name (set for that transaction only);
+ * slow events then sleep.
  */
 const ATTEMPTS_SQL = `
 CREATE TABLE business_attempts (
@@ -50,7 +55,8 @@ CREATE TABLE business_attempts (
 );
 CREATE FUNCTION record_business_attempt() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO business_attempts (event_key, worker) VALUES (NEW.event_key, current_setting('application_name'));
+	INSERT INTO business_attempts (event_key, worker) VALUES (NEW.event_key, current_setting('${WORKER_SETTING}'));
+	PERFORM set_config('application_name', current_setting('${WORKER_SETTING}'), true);
 	PERFORM pg_advisory_xact_lock(${IN_FLIGHT_LOCK_CLASS}, hashtext(NEW.event_key));
 	IF NEW.event_type = 'e2e.slow' THEN PERFORM pg_sleep(${SLOW_SECONDS}); END IF;
 	RETURN NEW;
@@ -76,7 +82,7 @@ stackForSuite(
 			QueueModeCluster.create({
 				...n8n,
 				workers: WORKER_NAMES.length,
-				workerEnv: (index) => ({ PGAPPNAME: WORKER_NAMES[index] }),
+				workerEnv: (index) => ({ PGOPTIONS: `-c ${WORKER_SETTING}=${WORKER_NAMES[index]}` }),
 			}),
 	},
 	(started) => ({ pool: db, n8n: cluster, executions } = started),
