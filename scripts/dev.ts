@@ -36,7 +36,6 @@ import { ensureRuntime, runtimePaths } from '../harness/n8n/runtime';
 import { startPostgres, type PostgresServer } from '../harness/postgres/server';
 import { keptDataDir } from '../harness/postgres/serverUser';
 import {
-	calledWorkflowIds,
 	loadShippedWorkflow,
 	newWorkflowId,
 	webhookPathOf,
@@ -74,8 +73,6 @@ const SHIPPED_WORKFLOWS = [
 	'builtin-nodes-template.json',
 	'cleanup-processed-events.json',
 	'stuck-claims-report.json',
-	'retry-due-events.json',
-	'business-step.json',
 ];
 /** The API template's orders get a table of their own here, so its first order is order_1. */
 const ORDERS_SQL = `CREATE TABLE IF NOT EXISTS orders (id bigserial PRIMARY KEY, event_key text NOT NULL,
@@ -185,18 +182,13 @@ async function main(): Promise<void> {
 	const searchPath = new URL(postgres.url);
 	// The stack creates the workflows' tables with this connection: in the dev schema.
 	searchPath.searchParams.set('options', `-c search_path=${DEV_SCHEMA}`);
-	// A template to import brings dev's copy of the sub-workflow it calls (its table in the dev schema), published.
-	const called = workflows.filter((w) => missing.some((m) => calledWorkflowIds(m).includes(w.id)));
-	const imported = [...new Set([...missing, ...called])];
 	const { n8n, close } = await startStack({
 		postgresUrl: searchPath.toString(),
 		appSql: ORDERS_SQL,
 		n8nSchema: N8N_SCHEMA,
 		keepN8nData: { userFolder: join(options.stateDir, 'n8n') },
-		workflows: imported,
-		publish: [template, api, ...called]
-			.filter((workflow) => imported.includes(workflow))
-			.map((w) => w.id),
+		workflows: missing,
+		publish: [template, api].filter((workflow) => missing.includes(workflow)).map((w) => w.id),
 		port: options.port,
 		env: {
 			...ownerEnv(runtime),
@@ -267,11 +259,7 @@ function devWorkflow(file: string): WorkflowJson {
 			};
 		return { ...node, parameters };
 	});
-	// A sub-workflow keeps the id its file carries: the templates call it by that id.
-	const ownId = (
-		JSON.parse(readFileSync(join(REPO_ROOT, 'workflows', file), 'utf8')) as { id?: string }
-	).id;
-	const id = ownId ?? newWorkflowId(createHash('sha256').update(`dev:${file}`).digest());
+	const id = newWorkflowId(createHash('sha256').update(`dev:${file}`).digest());
 	return { ...workflow, nodes, id };
 }
 

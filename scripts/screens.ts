@@ -38,9 +38,9 @@ async function main(): Promise<void> {
 		await save(editor, 'claim-node-panel.png', panel);
 		await editor.closeNode();
 
-		const { answers } = await n8n.deliverTwice('evt_1Q2w3e4R5t6Y');
+		const { answers, executions } = await n8n.deliverTwice('evt_1Q2w3e4R5t6Y');
 		log(`delivered one event twice: ${answers.map((answer) => answer.body.status).join(', ')}`);
-		await editor.openLatestExecution();
+		await editor.openExecution(n8n.template.id, executions[1].id);
 		await save(editor, 'execution-duplicate.png');
 
 		const problems = editor.console.unexpected();

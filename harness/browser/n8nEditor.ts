@@ -95,12 +95,16 @@ export class N8nEditor {
 		await this.page.locator(testId('ndv')).waitFor({ state: 'hidden' });
 	}
 
-	/** Switches the open workflow to its Executions tab, which shows the latest execution on a canvas. */
-	async openLatestExecution(): Promise<Locator> {
-		await this.page.locator(testId('radio-button-executions')).click();
+	/**
+	 * Opens one execution of a workflow on its canvas by its id: the latest one may be a run the workflow's
+	 * Schedule Trigger started meanwhile.
+	 */
+	async openExecution(workflowId: string, executionId: number): Promise<Locator> {
+		await this.page.goto(`${this.baseUrl}/workflow/${workflowId}/executions/${executionId}`);
 		const label = this.page.locator(testId('execution-preview-label'));
 		await label.waitFor();
 		await this.page.locator(testId('canvas-node')).first().waitFor();
+		await this.dismissOverlays();
 		await this.settle();
 		return label;
 	}

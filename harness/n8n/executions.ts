@@ -5,6 +5,12 @@ import { parseFlatted } from './flatted';
 /** Statuses of an execution n8n has not finished (it answers a webhook before it saves the outcome). */
 const UNFINISHED = ['new', 'running', 'waiting'];
 
+/**
+ * How an execution started, as n8n records it: a webhook delivery, or a trigger (a schedule). A template
+ * whose Schedule Trigger retries kept events runs both; a test of its deliveries counts only theirs.
+ */
+export type ExecutionMode = 'webhook' | 'trigger';
+
 export interface Execution {
 	id: number;
 	status: string;
@@ -51,21 +57,23 @@ export class N8nExecutions {
 
 	/**
 	 * Waits until the workflow has exactly `count` executions after `afterId` and none is still running
-	 * (n8n answers the webhook before it saves the execution), then returns them in order.
+	 * (n8n answers the webhook before it saves the execution), then returns them in order. With `mode`, only
+	 * the executions started that way count.
 	 */
 	async waitForFinished(
 		workflowId: string,
 		afterId: number,
 		count: number,
 		timeoutMs = 30_000,
+		mode?: ExecutionMode,
 	): Promise<Execution[]> {
 		const deadline = Date.now() + timeoutMs;
 		let rows: Array<{ id: number; status: string }> = [];
 		while (Date.now() < deadline) {
 			({ rows } = await this.pool.query(
 				`SELECT id, status FROM ${this.schema}.execution_entity
-				 WHERE "workflowId" = $1 AND id > $2 ORDER BY id`,
-				[workflowId, afterId],
+				 WHERE "workflowId" = $1 AND id > $2 AND ($3::text IS NULL OR mode = $3) ORDER BY id`,
+				[workflowId, afterId, mode ?? null],
 			));
 			const settled = rows.every((row) => !UNFINISHED.includes(row.status));
 			if (rows.length >= count && settled) break;
@@ -79,11 +87,13 @@ export class N8nExecutions {
 	/**
 	 * Executions of the workflow after `afterId` by status, once none is still running and the count has
 	 * stayed the same for a second (for figures after a load run, where reading every run's data is too slow).
+	 * With `mode`, only the executions started that way are counted.
 	 */
 	async settledStatusCounts(
 		workflowId: string,
 		afterId: number,
 		timeoutMs = 60_000,
+		mode?: ExecutionMode,
 	): Promise<Record<string, number>> {
 		const deadline = Date.now() + timeoutMs;
 		let counts: Record<string, number> = {};
@@ -91,8 +101,9 @@ export class N8nExecutions {
 		while (Date.now() < deadline) {
 			const { rows } = await this.pool.query<{ status: string; n: number }>(
 				`SELECT status, count(*)::int AS n FROM ${this.schema}.execution_entity
-				 WHERE "workflowId" = $1 AND id > $2 GROUP BY status ORDER BY status`,
-				[workflowId, afterId],
+				 WHERE "workflowId" = $1 AND id > $2 AND ($3::text IS NULL OR mode = $3)
+				 GROUP BY status ORDER BY status`,
+				[workflowId, afterId, mode ?? null],
 			);
 			counts = Object.fromEntries(rows.map((row) => [row.status, row.n]));
 			const total = rows.reduce((sum, row) => sum + row.n, 0);

@@ -20,7 +20,7 @@ import { startPostgres, type PostgresServer } from '../../harness/postgres/serve
 import { keptDataDir } from '../../harness/postgres/serverUser';
 import { REPO_ROOT } from '../../harness/repo';
 
-const SHIPPED_NAMES_COUNT = 8; // scripts/dev.ts SHIPPED_WORKFLOWS
+const SHIPPED_NAMES_COUNT = 5; // scripts/dev.ts SHIPPED_WORKFLOWS
 const DEV_SCHEMAS = ['idempotency_dev', 'n8n_idempotency_dev'];
 
 interface Dev {

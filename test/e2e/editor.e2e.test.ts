@@ -20,7 +20,7 @@ import { REPO_ROOT } from '../../harness/repo';
 
 const PACKAGE_NAME = 'n8n-nodes-idempotency';
 const CLAIM_NODE = 'Idempotency Claim';
-const BUSINESS_STEP = 'Business Step';
+const BUSINESS_WRITE = 'Write and Complete';
 const RESPOND_DUPLICATE = 'Respond 200 duplicate';
 const STICKY_NOTE = 'n8n-nodes-base.stickyNote';
 
@@ -55,7 +55,7 @@ step(
 		// Each subtitle names the option as the panel lists it (exactly, case too), not by its value.
 		const subtitles = {
 			[CLAIM_NODE]: 'Claim With Lease',
-			'Mark Key Completed': 'Complete',
+			[BUSINESS_WRITE]: 'Complete With Write',
 			'Webhook Signature': 'Generic HMAC',
 		};
 		for (const [node, subtitle] of Object.entries(subtitles))
@@ -120,11 +120,11 @@ step('a repeated delivery shows as an execution that went down Duplicate', async
 	expect(answers.map((answer) => answer.body.status)).toEqual(['processed', 'duplicate']);
 	expect(executions[1].nodesRun).toContain(RESPOND_DUPLICATE);
 
-	const label = await editor!.openLatestExecution();
+	const label = await editor!.openExecution(n8n!.template.id, executions[1].id);
 	await expectVisibleText(label, 'Succeeded');
 	await editor!.executedNode(RESPOND_DUPLICATE).waitFor();
 	expect(await editor!.executedNode(CLAIM_NODE).count()).toBe(1);
-	expect(await editor!.executedNode(BUSINESS_STEP).count()).toBe(0);
+	expect(await editor!.executedNode(BUSINESS_WRITE).count()).toBe(0);
 });
 
 step("the README's import path: a new workflow's … menu → Import → From file", async () => {

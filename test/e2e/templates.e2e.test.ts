@@ -55,7 +55,7 @@ interface TemplateCase {
 	workflow: WorkflowJson;
 	/** Status for a repeat that arrives while the first delivery still runs (null: the built-in template has no such state). */
 	inProgressStatus: number | null;
-	/** The node that runs the business step (the node template calls the business sub-workflow). */
+	/** The node that runs the business write (the node template's commits it with the claim's Complete). */
 	businessStep: string;
 }
 
@@ -64,7 +64,7 @@ const templateCases: TemplateCase[] = [
 		label: 'Idempotency Claim template',
 		workflow: claimTemplate,
 		inProgressStatus: 409,
-		businessStep: 'Business Step',
+		businessStep: 'Write and Complete',
 	},
 	{
 		label: 'built-in nodes template',
@@ -99,7 +99,8 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus, bus
 			expect(repeat).toEqual(answered('duplicate', keyOf('A')));
 			expect(other).toEqual(answered('processed', keyOf('B')));
 
-			const runs = await executions.waitForFinished(workflow.id, since, 3);
+			// The deliveries' executions: the node template's Schedule Trigger (its retries) runs beside them.
+			const runs = await executions.waitForFinished(workflow.id, since, 3, undefined, 'webhook');
 			expect(runs.map((run) => run.status)).toEqual(['success', 'success', 'success']);
 			expect(runs[0].nodesRun).toContain(businessStep);
 			expect(runs[1].nodesRun).toContain(RESPOND_DUPLICATE);
@@ -145,7 +146,7 @@ describe.each(templateCases)('$label', ({ label, workflow, inProgressStatus, bus
 		for (const answer of answers)
 			expect(answer.status).toBe(expectedStatus[String(answer.body.status)]);
 		expect(answers.filter((answer) => answer.body.status === 'processed')).toHaveLength(1);
-		const runs = await executions.waitForFinished(workflow.id, since, 8);
+		const runs = await executions.waitForFinished(workflow.id, since, 8, undefined, 'webhook');
 		expect(runs).toHaveLength(8);
 		expect(runs.filter((run) => run.nodesRun.includes(businessStep))).toHaveLength(1);
 		expect(await businessRowsPerKey(pool, [keyOf('C')])).toEqual({ [keyOf('C')]: 1 });

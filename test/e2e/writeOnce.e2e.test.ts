@@ -1,15 +1,16 @@
 /**
- * workflows/webhook-write-once-template.json in a real n8n: its business write and the claim's Complete
- * commit in one transaction (Complete With Write), and its retries run in the same workflow (a Schedule
- * Trigger and a Run Now trigger into Take Due Events, no sub-workflow call). On n8n 2.x and 1.x.
+ * The node template (workflows/idempotency-claim-template.json) in a real n8n: its business write and the
+ * claim's Complete commit in one transaction (Complete With Write), and its retries run in the same workflow
+ * (a Schedule Trigger and a Run Now trigger into Take Due Events, no sub-workflow call). On n8n 2.x and 1.x.
  *
  * The storm: events delivered once each (a sender that never retries), and some aimed at the worst moment.
- * A trigger sleeps inside the Complete's UPDATE (after today's template has committed its business row in
+ * A trigger sleeps inside the Complete's UPDATE (after the former shape has committed its business row in
  * the sub-workflow) or inside the business insert (after it ran, before its commit); n8n is killed with
  * SIGKILL while every aimed event sleeps there, then started again, and the kept events are run from
- * Postgres by the workflows' own schedules until nothing is due. The same storm runs beside it through today's node template (a
- * sub-workflow business step, then Mark Key Completed) on a table of its own: there the events killed
- * in their Complete run twice, which is the fault this template removes.
+ * Postgres by the workflows' own schedules until nothing is due. The same storm runs beside it through the
+ * template's former shape (test/e2e/fixtures/subworkflow-template.json: a sub-workflow business step, then
+ * Mark Key Completed, retried by workflows/retry-due-events.json) on a table of its own: there the events
+ * killed in their Complete run twice, which is the fault the shipped shape removes.
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
@@ -22,6 +23,7 @@ import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { deliver } from '../../harness/webhooks/deliver';
 import { stackForSuite } from '../../harness/stackForSuite';
 import { templateVariant } from './fixtures/templateVariants';
+import { loadFixtureWorkflow } from '../support/fixtures';
 import { makeDue, processingLeft, waitFor } from '../support/inbox';
 
 const OLD_TABLE = 'old_events';
@@ -31,16 +33,18 @@ const credentials = {
 };
 const onOldTable = { parameters: { options: { table: OLD_TABLE } } };
 
-const writeOnce = templateVariant('webhook-write-once-template.json', { credentials });
-const oldTemplate = templateVariant('idempotency-claim-template.json', {
+const nodeTemplate = templateVariant('idempotency-claim-template.json', { credentials });
+const formerTemplate = templateVariant(loadFixtureWorkflow('subworkflow-template.json'), {
 	credentials,
+	// The shipped template has the fixture's path: both are published here.
+	path: 'idempotency-subworkflow',
 	nodes: {
 		'Idempotency Claim': onOldTable,
 		'Mark Key Completed': onOldTable,
 		'Retry Later': onOldTable,
 	},
 });
-const oldRetry = templateVariant('retry-due-events.json', {
+const formerRetry = templateVariant('retry-due-events.json', {
 	credentials,
 	nodes: {
 		'Take Due Events': onOldTable,
@@ -84,8 +88,8 @@ stackForSuite(
 	{
 		appDatabase: 'write_once_e2e',
 		n8nSchema: 'n8n_write_once',
-		workflows: [writeOnce, oldTemplate, oldRetry],
-		publish: [writeOnce.id, oldTemplate.id, oldRetry.id],
+		workflows: [nodeTemplate, formerTemplate, formerRetry],
+		publish: [nodeTemplate.id, formerTemplate.id, formerRetry.id],
 		appSql: AIM_SQL,
 	},
 	(started) => ({ pool, n8n, executions } = started),
@@ -134,24 +138,24 @@ async function drainBySchedule(tables: string[]): Promise<number> {
 }
 
 it(
-	'a kill at the worst moments: the write-once template writes each event once, today’s template twice',
+	'a kill at the worst moments: the node template writes each event once, its former sub-workflow shape twice',
 	() =>
 		explainedByN8nLog(n8n, async () => {
-			const fenced = storm(writeOnce, 'processed_events', ['complete', 'complete', 'write']);
-			const today = storm(oldTemplate, OLD_TABLE, ['complete', 'complete']);
-			const aimed = [...fenced.aimed, ...today.aimed];
+			const fenced = storm(nodeTemplate, 'processed_events', ['complete', 'complete', 'write']);
+			const former = storm(formerTemplate, OLD_TABLE, ['complete', 'complete']);
+			const aimed = [...fenced.aimed, ...former.aimed];
 			await pool.query('INSERT INTO aim (key, at) SELECT * FROM unnest($1::text[], $2::text[])', [
 				aimed.map((event) => event.key),
 				aimed.map((event) => event.at),
 			]);
 
 			const plainAnswers = await Promise.all(
-				[fenced, today].flatMap((s) => s.plain.map((key) => deliverOnce(s.workflow, key))),
+				[fenced, former].flatMap((s) => s.plain.map((key) => deliverOnce(s.workflow, key))),
 			);
 			expect(plainAnswers.every((status) => status === 200)).toBe(true);
 
 			// Every aimed event asleep at its moment, then n8n killed under all of them at once.
-			const dying = [fenced, today].flatMap((s) =>
+			const dying = [fenced, former].flatMap((s) =>
 				s.aimed.map(({ key }) => deliverOnce(s.workflow, key)),
 			);
 			await waitFor(async () => {
@@ -164,28 +168,35 @@ it(
 			expect(await Promise.all(dying)).toEqual(aimed.map(() => 0));
 			await n8n!.start();
 
-			const since = await drainBySchedule([fenced.table, today.table]);
-			// Its Respond to Webhook nodes answer nothing in a run the webhook did not start, and fail nothing.
-			const retried = await executions.waitForFinished(writeOnce.id, since, 1, 60_000);
+			const since = await drainBySchedule([fenced.table, former.table]);
+			// Its schedule's runs: its Respond to Webhook nodes answer nothing in a run the webhook did not start,
+			// and fail nothing.
+			const retried = await executions.waitForFinished(
+				nodeTemplate.id,
+				since,
+				1,
+				60_000,
+				'trigger',
+			);
 			expect(retried.map((run) => run.status).filter((status) => status !== 'success')).toEqual([]);
 			expect(retried.some((run) => run.nodesRun.includes('Write and Complete'))).toBe(true);
 
 			const rowsOf = async (s: Storm) =>
 				businessRowsPerKey(pool, [...s.plain, ...s.aimed.map((event) => event.key)]);
 			const fencedRows = await rowsOf(fenced);
-			const todayRows = await rowsOf(today);
+			const formerRows = await rowsOf(former);
 			for (const key of [...fenced.plain, ...fenced.aimed.map((event) => event.key)])
 				expect({ key, rows: fencedRows[key] }).toEqual({ key, rows: 1 });
 			expect(await processingLeft(pool, fenced.table)).toBe(0);
-			// Today's template: the events killed in their Complete had committed their write: run twice.
-			for (const { key } of today.aimed)
-				expect({ key, rows: todayRows[key] }).toEqual({ key, rows: 2 });
-			for (const key of today.plain)
-				expect({ key, rows: todayRows[key] }).toEqual({ key, rows: 1 });
+			// The former shape: the events killed in their Complete had committed their write: run twice.
+			for (const { key } of former.aimed)
+				expect({ key, rows: formerRows[key] }).toEqual({ key, rows: 2 });
+			for (const key of former.plain)
+				expect({ key, rows: formerRows[key] }).toEqual({ key, rows: 1 });
 			console.log(
 				`write-once e2e: ${fenced.plain.length + fenced.aimed.length} events through Complete With Write, ` +
-					`${fenced.aimed.length} killed mid-transaction: 0 doubled, 0 lost, 0 stuck; today's template: ` +
-					`${today.aimed.length} of ${today.aimed.length} killed in their Complete ran twice`,
+					`${fenced.aimed.length} killed mid-transaction: 0 doubled, 0 lost, 0 stuck; the sub-workflow shape: ` +
+					`${former.aimed.length} of ${former.aimed.length} killed in their Complete ran twice`,
 			);
 		}),
 	10 * 60_000,
@@ -193,7 +204,7 @@ it(
 
 it('a delivery and its repeat: the write runs once and the repeat is answered as a duplicate', async () => {
 	const key = `evt:${randomUUID()}`;
-	const url = n8n!.webhookUrl(webhookPathOf(writeOnce));
+	const url = n8n!.webhookUrl(webhookPathOf(nodeTemplate));
 	const first = await deliver(url, bodyOf(key));
 	expect(first).toEqual({ status: 200, body: { status: 'processed', key } });
 	const repeat = await deliver(url, bodyOf(key));

@@ -490,6 +490,70 @@ describe.each([
 	},
 );
 
+describe('idempotency-claim-template.json: one workflow, the webhook and its retries into the same write', () => {
+	const { workflow } = workflows.find((entry) => entry.file === 'idempotency-claim-template.json')!;
+	const node = (name: string) => workflow.nodes.find((candidate) => candidate.name === name)!;
+	const targets = (name: string, output: number) =>
+		(workflow.connections[name]?.main[output] ?? []).map((target) => target.node);
+	/** Every node that feeds this one, with the output it comes from. */
+	const feeders = (name: string) =>
+		Object.entries(workflow.connections).flatMap(([from, { main }]) =>
+			main.flatMap((outputTargets, output) =>
+				outputTargets.filter((target) => target.node === name).map(() => ({ from, output })),
+			),
+		);
+
+	it('calls no sub-workflow: the business write is a node of its own', () => {
+		expect(workflow.nodes.map((candidate) => candidate.type)).not.toContain(
+			'n8n-nodes-base.executeWorkflow',
+		);
+		const text = JSON.stringify(workflow);
+		for (const former of ['business-step.json', 'retry-due-events.json', 'Retry Due Events'])
+			expect({ former, named: text.includes(former) }).toEqual({ former, named: false });
+	});
+
+	it('the Webhook passes the signature check into the claim, which keeps the event under a lease', () => {
+		expect(targets('Webhook', 0)).toEqual(['Webhook Signature']);
+		expect(targets('Webhook Signature', 0)).toEqual(['Idempotency Claim']);
+		expect(node('Idempotency Claim').parameters).toMatchObject({
+			claimMode: 'lease',
+			keepEvent: true,
+		});
+	});
+
+	it("New and the retry schedule's due events (and Run Now) lead into the same Write and Complete", () => {
+		expect(feeders('Event to Process')).toEqual([
+			{ from: 'Idempotency Claim', output: 0 },
+			{ from: 'Take Due Events', output: 0 },
+		]);
+		expect(
+			feeders('Take Due Events')
+				.map(({ from }) => node(from).type)
+				.sort(),
+		).toEqual(['n8n-nodes-base.manualTrigger', 'n8n-nodes-base.scheduleTrigger']);
+		expect(node('Take Due Events').parameters.operation).toBe('takeDue');
+		// A due event is taken under the same lease and attempt limit as a delivery's claim.
+		for (const setting of ['leaseSeconds', 'maxAttempts'])
+			expect({ setting, value: node('Take Due Events').parameters[setting] }).toEqual({
+				setting,
+				value: node('Idempotency Claim').parameters[setting],
+			});
+		expect(targets('Event to Process', 0)).toEqual(['Write and Complete']);
+		expect(feeders('Write and Complete')).toEqual([{ from: 'Event to Process', output: 0 }]);
+	});
+
+	it('Write and Complete commits the example insert with the Complete, its values as parameters', () => {
+		const write = node('Write and Complete');
+		expect(write.type).toBe(KEY_NODE);
+		expect(write.onError).toBe('continueErrorOutput');
+		expect(write.parameters).toMatchObject({
+			operation: 'completeWithWrite',
+			query: 'INSERT INTO business_log (event_key, event_type) VALUES ($1, $2)',
+			queryParameters: '={{ [ $json.idempotency.key, $json.body?.type ?? null ] }}',
+		});
+	});
+});
+
 it('the Idempotency-Key template answers a database failure 503 with Retry-After, so a caller waits and retries', () => {
 	const { workflow } = workflows.find((entry) => entry.file === 'idempotent-api-endpoint.json')!;
 	const respond = workflow.nodes.find((node) => node.name === 'Respond 503 retry later')!;
