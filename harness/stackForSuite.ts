@@ -31,6 +31,8 @@ export interface StackOnOwnAppServer {
 		key: string,
 		options: { downMs: number; timeoutMs: number },
 	): Promise<RestartBeforeComplete>;
+	/** The workflows' server, for faults of the suite's own (started before the suite's tests). */
+	appServer(): OwnPostgres;
 }
 
 /**
@@ -57,6 +59,7 @@ export function stackOnOwnAppServerForSuite<Runner extends N8nRunner = N8nInstan
 	);
 	afterAll(() => appServer?.stop(), CLOSE_TIMEOUT_MS);
 	return {
+		appServer: () => appServer!,
 		restartBeforeComplete: (key, { downMs, timeoutMs }) =>
 			restartBeforeComplete({
 				server: appServer!,
