@@ -4,9 +4,9 @@
  * each fault aimed inside one event's write transaction (harness/faults/heldWrite.ts holds it there until
  * the fault lands) during a storm of retried deliveries, with n8n's own data on another server and then on
  * this same one:
- * - the disk fills (data and WAL on a small filesystem, filled to the last byte, freed a few seconds later;
- *   a server that stopped because it could not write its WAL is then started again, as systemd would) while
- *   the aimed transaction is in its COMMIT;
+ * - the disk fills (data and WAL on a small filesystem, filled to the last byte, freed once the sender has
+ *   been refused, 4 to 30 s later; a server that stopped because it could not write its WAL is then started
+ *   again, as systemd would) while the aimed transaction is in its COMMIT;
  * - the server comes back as a standby (read-only, promoted a few seconds later) while the aimed
  *   transaction holds its claim row and its uncommitted business row.
  * The sender only ever gets answers that make it retry (5xx, or 409 while another delivery runs) until the
@@ -40,6 +40,12 @@ import {
 
 const EVENTS = 40;
 const FAULT_MS = 4_000;
+/**
+ * The disk stays full at least FAULT_MS and until the sender has been refused once (a 5xx), at most this
+ * long: a claim needs a new page only now and then, and on a busy 2-core machine the storm sends only a
+ * few requests in FAULT_MS.
+ */
+const DISK_FULL_MAX_MS = 30_000;
 /**
  * The template with a 20 s lease instead of 300 s: when n8n's own data is on the failing server, an
  * execution whose claim committed can die before it records anything, and its claim is held until the
@@ -98,7 +104,7 @@ function faultSuite(sameServer: boolean): void {
 					'disk',
 					nodeAnswer && new RegExp(`${nodeAnswer.source}is out of disk space \\(could not `),
 					'commit',
-					async ({ release }) => {
+					async ({ release }, refused) => {
 						// A claim table with room left in its pages takes a few more rows on a full disk: at fillfactor
 						// 10 every few claims need a new page, as in a table that keeps growing.
 						await suite.admin!.query('ALTER TABLE processed_events SET (fillfactor = 10)');
@@ -106,6 +112,10 @@ function faultSuite(sameServer: boolean): void {
 						// The held COMMIT goes on into the full disk.
 						await release();
 						await new Promise((resolve) => setTimeout(resolve, FAULT_MS));
+						await Promise.race([
+							refused,
+							new Promise((resolve) => setTimeout(resolve, DISK_FULL_MAX_MS - FAULT_MS)),
+						]);
 						suite.server!.freeDisk();
 						// A server that could not write its WAL stops (PANIC); space freed, it is started again, as
 						// systemd or an operator would. Claims and kept events are in the WAL it replays.
@@ -151,7 +161,8 @@ async function stormThrough(
 	tag: string,
 	nodeAnswer: RegExp | undefined,
 	at: HoldPoint,
-	fault: (writer: HeldWriter) => Promise<void>,
+	/** `refused`: settles once the sender was first answered a 5xx. */
+	fault: (writer: HeldWriter, refused: Promise<void>) => Promise<void>,
 ): Promise<void> {
 	const { admin, n8n, executions } = suite as Required<Suite>;
 	const plan = planStorm({ events: EVENTS, seed: 31, failureRate: 0, maxCopies: 3, tag });
@@ -160,7 +171,9 @@ async function stormThrough(
 	// The fault is aimed at the write transaction of an event delivered a third into the storm.
 	const target = plan.bursts[Math.floor(plan.bursts.length / 3)].event.key;
 	const hold = await WriteHold.install({ holderUrl: suite.adminUrl!, key: target, at });
-	const faulted = hold.whenReached(120_000, fault);
+	let onRefused = () => {};
+	const refused = new Promise<void>((resolve) => (onRefused = resolve));
+	const faulted = hold.whenReached(120_000, (writer) => fault(writer, refused));
 	faulted.catch(() => undefined); // awaited after the storm
 	const retryAnswers: Record<string, number> = {};
 	const processed = new Map<string, number>();
@@ -170,6 +183,7 @@ async function stormThrough(
 		if (status === 200 && body.status === 'processed')
 			processed.set(event.key, (processed.get(event.key) ?? 0) + 1);
 		if (status === 500) answered500.add(event.key);
+		if (status >= 500) onRefused();
 		if (status < 200 || status >= 300) {
 			const label = `${status} ${String(body.message ?? body.status ?? body.error ?? '')}`;
 			retryAnswers[label] = (retryAnswers[label] ?? 0) + 1;
