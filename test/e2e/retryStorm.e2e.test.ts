@@ -42,10 +42,12 @@ const FAILING_EVENTS = 0.1;
 /**
  * Seconds the provider keeps retrying (a real one retries for hours): 0.2–0.35 s per event was measured on
  * a quiet 2-core machine, and 1.06 s when CI's other lane ran the benchmarks' n8n throughput beside it
- * (the storm then ended with 8 events still answered 409 at a 210 s deadline). The rest is slack; the
- * assertions are on what ran, not on how fast.
+ * (the storm then ended with 8 events still answered 409 at a 210 s deadline), and 3.8–4.6 s on a
+ * 2-core machine running four e2e suites at once (load 20–30: n8n's own database connections timed out,
+ * and n8n answered 500 and 503 itself). The rest is slack; the assertions are on what ran, not on how
+ * fast: a storm that goes well ends long before its deadline.
  */
-const STORM_SECONDS = 90 + Math.ceil(EVENTS * 1.5);
+const STORM_SECONDS = 90 + Math.ceil(EVENTS * 5);
 const N8N_SCHEMA = 'n8n_storm';
 /** How long the workflows' server is down: a fast shutdown and start take seconds, as a restart does. */
 const RESTART_DOWN_MS = 5_000;
