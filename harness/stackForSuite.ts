@@ -31,8 +31,8 @@ export interface StackOnOwnAppServer {
 		key: string,
 		options: { downMs: number; timeoutMs: number },
 	): Promise<RestartBeforeComplete>;
-	/** The workflows' server restarted now (fast shutdown: clients cut), up again after `downMs`. */
-	restartAppServer(downMs: number): Promise<void>;
+	/** The workflows' server, for faults of the suite's own (started before the suite's tests). */
+	appServer(): OwnPostgres;
 }
 
 /**
@@ -59,6 +59,7 @@ export function stackOnOwnAppServerForSuite<Runner extends N8nRunner = N8nInstan
 	);
 	afterAll(() => appServer?.stop(), CLOSE_TIMEOUT_MS);
 	return {
+		appServer: () => appServer!,
 		restartBeforeComplete: (key, { downMs, timeoutMs }) =>
 			restartBeforeComplete({
 				server: appServer!,
@@ -68,6 +69,5 @@ export function stackOnOwnAppServerForSuite<Runner extends N8nRunner = N8nInstan
 				downMs,
 				timeoutMs,
 			}),
-		restartAppServer: (downMs) => appServer!.restart(downMs),
 	};
 }

@@ -205,6 +205,23 @@ export class N8nExecutions {
 		}));
 	}
 
+	/**
+	 * What a node put out in its last run of this execution: each output's items' json, by output index
+	 * (none for a node that did not run).
+	 */
+	async nodeOutputs(
+		executionId: number,
+		node: string,
+	): Promise<Array<Array<Record<string, unknown>>>> {
+		const { rows } = await this.pool.query(
+			`SELECT data FROM ${this.schema}.execution_data WHERE "executionId" = $1`,
+			[executionId],
+		);
+		const runs = rows.length === 0 ? [] : (runDataOf(rows[0].data)[node] ?? []);
+		const main = runs.at(-1)?.data?.main ?? [];
+		return main.map((items) => (items ?? []).map((item) => item.json));
+	}
+
 	private async nodesRun(executionId: number): Promise<string[]> {
 		const { rows } = await this.pool.query(
 			`SELECT data FROM ${this.schema}.execution_data WHERE "executionId" = $1`,
@@ -219,6 +236,8 @@ export class N8nExecutions {
 interface NodeRun {
 	startTime?: number;
 	executionTime?: number;
+	/** Each output's items. */
+	data?: { main?: Array<Array<{ json: Record<string, unknown> }> | null> };
 }
 
 /** The run data of a saved execution: each node's runs, by node name (none for a run n8n died under). */

@@ -1,17 +1,26 @@
 /**
- * The node template in real n8n 2.x with its Postgres behind PgBouncer (transaction mode, Debian's 1.18)
- * while the primary fails over to a streaming standby, in a storm of retried deliveries: the primary stops
- * right after one event's business step committed and before its Mark Key Completed settled the claim, the
- * standby is promoted, and PgBouncer is pointed at it and reloaded (harness/faults/failoverBeforeComplete.ts).
- * Once with a synchronous standby (the primary's commits wait for it), once with an asynchronous one, on one
- * n8n. Complete rides out what the failover answers it (the cut session, then PgBouncer's 08P01 "server login
- * has been failing" for server_login_retry, 15 s) instead of taking its failure output: no answer says
- * "completion pending", and after a late redelivery of every event each event has run its business step
- * once and its claim is completed. n8n's own data lives on another server.
+ * The shipped node template (Complete With Write: each event's business insert and its claim's Complete in
+ * one transaction) in real n8n 2.x with its Postgres behind PgBouncer (transaction mode, Debian's 1.18),
+ * while the primary fails over to a streaming standby in a storm of retried deliveries. The failover is
+ * aimed inside one event's write transaction (harness/faults/heldWrite.ts holds it there; failover.ts fails
+ * over: the primary stops, the standby is promoted, PgBouncer is pointed at it and reloaded):
+ *
+ * - synchronous standby: the transaction is let go into its COMMIT while the standby's WAL receiver is
+ *   paused, so the commit is written on the primary and waits for the standby (SyncRep) — committed, its
+ *   answer not sent — when the primary stops. The standby then receives it and is promoted. Write and
+ *   Complete's retry finds the claim completed and reports the write done without writing again (the
+ *   lost COMMIT answer, decided by reading the claim row: its output's rowCount is null).
+ * - asynchronous standby: the transaction is held after its insert, uncommitted, when the primary stops.
+ *   Write and Complete's retry runs the whole transaction again on the promoted standby.
+ *
+ * Write and Complete rides out what the failover answers it (the cut session, then PgBouncer's 08P01
+ * "server login has been failing" for server_login_retry, 15 s). After a late redelivery of every event,
+ * each event has exactly one business row and a completed claim, and the sender was told `processed` once
+ * per event. n8n's own data lives on another server.
  *
  * The template is imported as shipped but for a 45 s lease (300 s shipped: a claim left processing is taken
  * over by the late redelivery once the lease ends) and Retry Later's backoff (1 s instead of 30 s, so an
- * event whose business step failed during the failover runs again within the storm).
+ * event whose write failed during the failover runs again within the storm).
  */
 import { Client } from 'pg';
 
@@ -20,7 +29,9 @@ import { explainedByN8nLog, type N8nInstance } from '../../harness/n8n/instance'
 import { loadShippedWorkflow, webhookPathOf } from '../../harness/n8n/workflows';
 import { OwnPostgres } from '../../harness/postgres/server';
 import { runRetryingProvider, type ProviderAnswer } from '../../harness/webhooks/retryingProvider';
-import { failoverBeforeComplete } from '../../harness/faults/failoverBeforeComplete';
+import { failOver, pauseWalReceiver } from '../../harness/faults/failover';
+import { HOLD_WRITES_SQL, WriteHold } from '../../harness/faults/heldWrite';
+import type { N8nExecutions } from '../../harness/n8n/executions';
 import { stackForSuite } from '../../harness/stackForSuite';
 import { planStorm, type StormEvent } from '../support/stormPlan';
 import { TransactionPooler } from '../../harness/postgres/transactionPooler';
@@ -45,6 +56,7 @@ let primary: OwnPostgres;
 const servers: OwnPostgres[] = [];
 let pooler: TransactionPooler;
 let n8n: N8nInstance | undefined;
+let executions: N8nExecutions;
 
 stackForSuite(
 	async () => {
@@ -57,10 +69,11 @@ stackForSuite(
 			n8nSchema: 'n8n_failover',
 			workflows: [template],
 			publish: [template.id],
+			appSql: HOLD_WRITES_SQL,
 		};
 	},
 	(started) => {
-		n8n = started.n8n;
+		({ n8n, executions } = started);
 		started.pool.on('error', () => undefined); // the failover cuts the stack's idle connections
 	},
 );
@@ -69,14 +82,15 @@ afterAll(async () => {
 	for (const server of servers) await server.stop();
 }, 60_000);
 
-describe('the primary fails over between a business step and its Complete, behind PgBouncer', () => {
+describe('the primary fails over inside a write transaction, behind PgBouncer', () => {
 	it.each([
-		['synchronous', true],
-		['asynchronous', false],
+		['synchronous', 'its COMMIT, committed and unanswered'],
+		['asynchronous', 'the write, uncommitted'],
 	])(
-		'%s standby: Complete waits for the promoted standby; every event runs once',
-		(kind, synchronous) =>
+		'%s standby, the failover in %s: every event written once',
+		(kind) =>
 			explainedByN8nLog(n8n, async () => {
+				const synchronous = kind === 'synchronous';
 				const standby = await primary.startStandby({ synchronous });
 				servers.push(standby);
 				expect(await replicationMode(primary)).toBe(synchronous ? 'sync' : 'async');
@@ -104,23 +118,29 @@ async function stormThroughFailover(tag: string, standby: OwnPostgres): Promise<
 	const plan = planStorm({ events: EVENTS, seed: 37, failureRate: 0, maxCopies: 3, tag });
 	const keys = plan.events.map((event) => event.key);
 	const url = n8n!.webhookUrl(webhookPathOf(template));
-	// The failover is aimed at an event delivered a third into the storm. Its business step takes a second, so
-	// the claim row can be locked before Complete comes.
+	// The failover is aimed at an event delivered a third into the storm, held inside its write transaction
+	// (the hold's connection goes straight to the primary, as a failover manager's does).
 	const target = plan.bursts[Math.floor(plan.bursts.length / 3)].event.key;
-	await withClient(primary.url, (client) =>
-		client.query(
-			`CREATE OR REPLACE FUNCTION slow_business() RETURNS trigger LANGUAGE plpgsql AS $$
-			 BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$;
-			 CREATE OR REPLACE TRIGGER slow_business BEFORE INSERT ON business_log
-			 FOR EACH ROW WHEN (NEW.event_key = '${target.replace(/'/g, "''")}') EXECUTE FUNCTION slow_business()`,
-		),
-	);
-	const failover = failoverBeforeComplete({
-		primary,
-		standby,
-		pooler,
+	const since = await executions.lastId();
+	const synchronous = (await replicationMode(primary)) === 'sync';
+	const hold = await WriteHold.install({
+		holderUrl: primary.url,
 		key: target,
-		timeoutMs: 60_000,
+		at: synchronous ? 'commit' : 'write',
+	});
+	const failover = hold.whenReached(60_000, async ({ pid, release }) => {
+		if (!synchronous) return failOver({ primary, standby, pooler });
+		// Committed on the primary, waiting for the standby's answer: then the primary stops, and the standby,
+		// let go while it shuts down, receives the commit before it is promoted.
+		const resume = await pauseWalReceiver(standby);
+		try {
+			await release();
+			await untilSyncRepWait(primary, pid);
+		} catch (error) {
+			resume();
+			throw error;
+		}
+		return failOver({ primary, standby, pooler, whileStopping: resume });
 	});
 	failover.catch(() => undefined); // awaited after the storm
 
@@ -166,6 +186,7 @@ async function stormThroughFailover(tag: string, standby: OwnPostgres): Promise<
 		).rows,
 	}));
 	const ranTwice = business.filter((row) => row.n !== 1);
+	const targetWrites = await writeOutputsOf(target, since);
 	console.log(
 		`${tag} standby failover: ${JSON.stringify(
 			{
@@ -174,6 +195,7 @@ async function stormThroughFailover(tag: string, standby: OwnPostgres): Promise<
 				late: late.answers,
 				retryAnswers: answers.retries,
 				ranTwice,
+				targetWrites,
 				poolerErrors: poolerErrors(pooler.log),
 			},
 			null,
@@ -187,16 +209,11 @@ async function stormThroughFailover(tag: string, standby: OwnPostgres): Promise<
 	// Every answer that was not a 2xx asked the sender to retry: a 5xx, or 409 while another delivery runs.
 	const statuses = Object.keys(answers.retries).map((label) => Number(label.split(' ')[0]));
 	expect(statuses.filter((status) => status !== 409 && (status < 500 || status > 599))).toEqual([]);
-	// Complete never gave up: its failure output answers "completion pending".
-	expect(answers.completionPending).toEqual([]);
-	// An event may run twice only when n8n reported its business step failed (a commit whose answer the stop
-	// cut off: docs/deploying.md); the event the failover was aimed at, never.
-	expect(
-		ranTwice.filter(
-			(row) => row.n !== 2 || row.event_key === target || !answers.failed.has(row.event_key),
-		),
-	).toEqual([]);
+	expect(ranTwice).toEqual([]);
 	expect(business).toHaveLength(EVENTS);
+	// The aimed event was written by the execution the failover cut: its retry wrote (asynchronous), or found
+	// the claim completed by the commit whose answer was lost and wrote nothing more (synchronous).
+	expect(targetWrites).toEqual([{ rowCount: synchronous ? null : 1 }]);
 	expect(claims.filter((row) => row.lease_until !== null)).toEqual([]);
 	expect(claims).toHaveLength(EVENTS);
 	expect([...answers.processed.values()].filter((n) => n !== 1)).toEqual([]);
@@ -207,18 +224,14 @@ async function stormThroughFailover(tag: string, standby: OwnPostgres): Promise<
 class Answers {
 	/** How many times each event was answered 200 `processed`. */
 	readonly processed = new Map<string, number>();
-	/** Events answered "processed (completion pending)": Complete took its failure output. */
-	readonly completionPending: string[] = [];
-	/** Events whose business step n8n reported failed (the template's 500 `failed`). */
+	/** Events whose write n8n reported failed (the template's 500 `failed`). */
 	readonly failed = new Set<string>();
 	/** Answers that made the sender retry, by status and message. */
 	readonly retries: Record<string, number> = {};
 
 	readonly record = ({ event, status, body }: ProviderAnswer) => {
-		if (status === 200 && body.status === 'processed') {
+		if (status === 200 && body.status === 'processed')
 			this.processed.set(event.key, (this.processed.get(event.key) ?? 0) + 1);
-			if (body.completion === 'pending') this.completionPending.push(event.key);
-		}
 		if (status === 500 && body.status === 'failed') this.failed.add(event.key);
 		if (status < 200 || status >= 300) {
 			const label = `${status} ${String(body.message ?? body.status ?? body.error ?? '')}`;
@@ -236,6 +249,35 @@ async function businessRows(
 		[keys],
 	);
 	return rows;
+}
+
+/** Until the server process `pid` waits for its synchronous standby (its commit is written, unanswered). */
+async function untilSyncRepWait(server: OwnPostgres, pid: number): Promise<void> {
+	await withClient(server.url, async (client) => {
+		for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+			const { rows } = await client.query(
+				"SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'SyncRep'",
+				[pid],
+			);
+			if (rows.length > 0) return;
+			await new Promise((resolve) => setTimeout(resolve, 10));
+		}
+		throw new Error('the held commit never waited for the standby');
+	});
+}
+
+/** What Write and Complete reported writing for `key`, in each execution after `since` that completed it. */
+async function writeOutputsOf(key: string, since: number): Promise<Array<{ rowCount: unknown }>> {
+	const runs = await executions.waitForFinished(template.id, since, 1, 30_000);
+	const writes: Array<{ rowCount: unknown }> = [];
+	for (const run of runs.filter((r) => r.nodesRun.includes('Write and Complete'))) {
+		const [written] = await executions.nodeOutputs(run.id, 'Write and Complete');
+		for (const item of written ?? []) {
+			const result = item.idempotency as { key?: string; write?: { rowCount: unknown } };
+			if (result?.key === key) writes.push({ rowCount: result.write?.rowCount });
+		}
+	}
+	return writes;
 }
 
 /** The errors PgBouncer gave its clients (its log's "pooler error: …" lines), by message. */

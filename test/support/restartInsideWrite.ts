@@ -40,7 +40,7 @@ export async function restartInsideWrite(options: {
 		        coalesce((SELECT lease_until IS NULL FROM processed_events WHERE key = $1), false) AS completed`,
 		[key],
 	);
-	await suite.restartAppServer(downMs);
+	await suite.appServer().restart(downMs);
 	return {
 		key,
 		atRestart: { businessRows: rows[0].business_rows, claimCompleted: rows[0].completed },
