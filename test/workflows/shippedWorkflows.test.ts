@@ -107,7 +107,7 @@ function optionsValues(
 	return found;
 }
 
-it('ships the fifteen workflows', () => {
+it('ships the sixteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
@@ -124,6 +124,7 @@ it('ships the fifteen workflows', () => {
 		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',
+		'webhook-http-step-template.json',
 	]);
 });
 
