@@ -9,6 +9,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { ratioRow, reportedRow, type Benchmark } from '../lib/benchmark';
 import { claimOfItem, eventBody, freshIds, nodeRunner } from '../lib/nodeClaims';
+import { countRoundTrips } from '../lib/queryProbe';
 import { rotatedRounds } from '../lib/rounds';
 import { elapsedMs, formatMs, median } from '../lib/stats';
 import { webhookItem } from '../../harness/node/executeContext';
@@ -104,6 +105,10 @@ export const run: Benchmark = async ({ dist, pool, credentials, quick, check }) 
 			afterClaim: per((t) => t.afterClaimMs),
 		};
 	});
+	// Statements each side sends per event (one event each, untimed).
+	const statements: number[] = [];
+	for (const side of SIDES)
+		statements.push((await countRoundTrips(dist.pg, () => event(side, freshIds(1)[0]))).roundTrips);
 	server.close();
 	const medianOf = (index: number, pick: 'whole' | 'afterClaim') =>
 		median(perRound.map((round) => round[index][pick]));
@@ -113,7 +118,7 @@ export const run: Benchmark = async ({ dist, pool, credentials, quick, check }) 
 		`SELECT (SELECT count(*)::int FROM ${TABLE} WHERE lease_until IS NULL) AS completed, ` +
 			`(SELECT count(*)::int FROM ${TABLE}_steps) AS marks`,
 	);
-	const events = 1 + rounds * block * SIDES.length;
+	const events = 1 + (rounds * block + 1) * SIDES.length;
 	check(
 		calls === events && rows[0].completed === events && rows[0].marks === 0,
 		'step guard bench: every event called once and completed, its step marks deleted with the claim',
@@ -135,6 +140,10 @@ export const run: Benchmark = async ({ dist, pool, credentials, quick, check }) 
 				SIDES.map(
 					(side, index) => `${side} ${formatMs(whole[index])} (${formatMs(after[index])})`,
 				).join('; ') + `; the guard adds ${formatMs(whole[1] - whole[0])}`,
+			),
+			reportedRow(
+				'statements sent per event, each side (claim, call, Complete; with the guard)',
+				SIDES.map((side, index) => `${side} ${statements[index]}`).join('; '),
 			),
 		],
 	};
