@@ -21,6 +21,7 @@ const SUITES = [
 	'inbox',
 	'inboxOps',
 	'completeWithWrite',
+	'stepGuard',
 	'batch',
 	'claimCost',
 	'bursts',

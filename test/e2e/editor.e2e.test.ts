@@ -14,6 +14,7 @@ import { knownNoise } from '../../harness/browser/consoleProblems';
 import { startEditorN8n, type EditorN8n } from '../../harness/browser/editorN8n';
 import { N8nEditor } from '../../harness/browser/n8nEditor';
 import { explainedByN8nLog } from '../../harness/n8n/instance';
+import { loadShippedWorkflow } from '../../harness/n8n/workflows';
 import { OWNER } from '../../harness/n8n/owner';
 import { startTestPostgres, type PostgresServer } from '../../harness/postgres/server';
 import { REPO_ROOT } from '../../harness/repo';
@@ -130,6 +131,15 @@ step('a repeated delivery shows as an execution that went down Duplicate', async
 step("the README's import path: a new workflow's … menu → Import → From file", async () => {
 	await editor!.importFromFile(join(REPO_ROOT, 'workflows', 'idempotency-claim-template.json'));
 	const expected = n8n!.template.nodes.filter((node) => node.type !== STICKY_NOTE);
+	expect((await editor!.canvasNodeNames()).sort()).toEqual(
+		expected.map((node) => node.name).sort(),
+	);
+});
+
+step('the HTTP step template imports through the same menu, every node on the canvas', async () => {
+	const file = 'webhook-http-step-template.json';
+	await editor!.importFromFile(join(REPO_ROOT, 'workflows', file));
+	const expected = loadShippedWorkflow(file).nodes.filter((node) => node.type !== STICKY_NOTE);
 	expect((await editor!.canvasNodeNames()).sort()).toEqual(
 		expected.map((node) => node.name).sort(),
 	);

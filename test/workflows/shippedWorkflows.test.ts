@@ -98,7 +98,7 @@ function optionsValues(
 	return found;
 }
 
-it('ships the thirteen workflows', () => {
+it('ships the fourteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
@@ -113,6 +113,7 @@ it('ships the thirteen workflows', () => {
 		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',
+		'webhook-http-step-template.json',
 	]);
 });
 
