@@ -21,6 +21,8 @@ const SUITES = [
 	'inbox',
 	'inboxOps',
 	'completeWithWrite',
+	'limits',
+	'limitsVsRedis',
 	'batch',
 	'claimCost',
 	'bursts',

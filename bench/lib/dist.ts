@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.node';
 import type { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import type { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
+import type { IdempotencyLimit } from '../../nodes/Idempotency/IdempotencyLimit.node';
 import type * as BenchmarkEntry from '../../nodes/Idempotency/benchmarkEntry';
 import { REPO_ROOT } from '../../harness/repo';
 
@@ -18,6 +19,7 @@ export interface Dist {
 	IdempotencyClaim: typeof IdempotencyClaim;
 	IdempotencyKey: typeof IdempotencyKey;
 	IdempotencyBurst: typeof IdempotencyBurst;
+	IdempotencyLimit: typeof IdempotencyLimit;
 	internals: typeof BenchmarkEntry;
 	pg: typeof import('pg');
 }
@@ -32,6 +34,7 @@ export function loadDist(): Dist {
 		IdempotencyClaim: load('./IdempotencyClaim.node.js').IdempotencyClaim,
 		IdempotencyKey: load('./IdempotencyKey.node.js').IdempotencyKey,
 		IdempotencyBurst: load('./IdempotencyBurst.node.js').IdempotencyBurst,
+		IdempotencyLimit: load('./IdempotencyLimit.node.js').IdempotencyLimit,
 		internals: load('./benchmarkEntry.js'),
 		pg: load('pg'),
 	};

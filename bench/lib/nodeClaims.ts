@@ -52,7 +52,7 @@ export function nodeClaimer(
  */
 export function nodeRunner(
 	dist: Dist,
-	name: 'IdempotencyClaim' | 'IdempotencyKey' | 'IdempotencyBurst',
+	name: 'IdempotencyClaim' | 'IdempotencyKey' | 'IdempotencyBurst' | 'IdempotencyLimit',
 	credentials: PostgresCredentials,
 	table: string,
 ) {
