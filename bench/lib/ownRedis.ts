@@ -28,7 +28,16 @@ export class OwnRedis {
 	}
 
 	private async up(): Promise<void> {
-		const args = ['--bind', '127.0.0.1', '--port', String(this.port), '--save', '', '--appendonly', 'no'];
+		const args = [
+			'--bind',
+			'127.0.0.1',
+			'--port',
+			String(this.port),
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+		];
 		this.process = spawn('redis-server', args, { stdio: 'ignore' });
 		const deadline = Date.now() + 10_000;
 		for (;;) {

@@ -21,7 +21,8 @@ const SIDES: Side[] = ['claim + Complete', 'Take Slot + Free Slot', 'claim', 'Ch
 
 const sizes = (quick: boolean) => (quick ? { rounds: 6, block: 30 } : { rounds: 20, block: 100 });
 
-export const title = '1g. Idempotency Limit: a slot taken and freed, a rate checked, against a claim';
+export const title =
+	'1g. Idempotency Limit: a slot taken and freed, a rate checked, against a claim';
 export const run: Benchmark = async ({ dist, credentials, pool, quick, check }) => {
 	const claimNode = nodeRunner(dist, 'IdempotencyClaim', credentials, TABLE);
 	const keyNode = nodeRunner(dist, 'IdempotencyKey', credentials, TABLE);

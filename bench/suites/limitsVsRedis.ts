@@ -41,7 +41,8 @@ const SIDES: Side[] = ['Check Rate', 'INCR + EXPIRE', 'Lua sliding window'];
 
 const sizes = (quick: boolean) => (quick ? { rounds: 6, block: 30 } : { rounds: 20, block: 200 });
 
-export const title = '1h. Check Rate against Redis rate recipes: speed, and starts past the limit across a restart';
+export const title =
+	'1h. Check Rate against Redis rate recipes: speed, and starts past the limit across a restart';
 export const run: Benchmark = async ({ dist, credentials, pool, quick, check, log }) => {
 	let attempt = 0;
 	const checkRateOn = (on: typeof credentials): Decide => {
@@ -100,15 +101,15 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, check, lo
 
 		log('speed measured; now the restarts');
 		// A restart within the window.
-		const pastLimit: Record<Side, number> = { 'Check Rate': 0, 'INCR + EXPIRE': 0, 'Lua sliding window': 0 };
+		const pastLimit: Record<Side, number> = {
+			'Check Rate': 0,
+			'INCR + EXPIRE': 0,
+			'Lua sliding window': 0,
+		};
 		// Each Redis recipe on a connection of its own, made again after the restart (the old one is gone).
 		let redisClient = await RespClient.connect(redis.port);
 		const sides: Array<[Side, () => Decide, () => Promise<void>]> = [
-			[
-				'Check Rate',
-				() => checkRateOn(credentialsFromUrl(postgres.url)),
-				() => postgres.kill(),
-			],
+			['Check Rate', () => checkRateOn(credentialsFromUrl(postgres.url)), () => postgres.kill()],
 			...(['INCR + EXPIRE', 'Lua sliding window'] as const).map(
 				(side): [Side, () => Decide, () => Promise<void>] => [
 					side,
@@ -138,7 +139,10 @@ export const run: Benchmark = async ({ dist, credentials, pool, quick, check, lo
 			}
 		}
 		redisClient.close();
-		check(pastLimit['Check Rate'] === 0, 'rate bench: Check Rate lets nothing past the limit across a restart');
+		check(
+			pastLimit['Check Rate'] === 0,
+			'rate bench: Check Rate lets nothing past the limit across a restart',
+		);
 
 		return {
 			rows: [

@@ -8,7 +8,7 @@ export const purgeProperties: INodeProperties[] = [
 		typeOptions: { minValue: 0 },
 		default: 30,
 		description:
-			'Delete keys first seen longer ago than this, and the Idempotency Limit rows (<table>_slots, <table>_rates) of keys idle that long',
+			'Delete keys first seen longer ago than this, and the Idempotency Limit rows (the _slots and _rates tables beside this one) of keys idle that long',
 		hint: 'Must outlast how long your providers resend: a resend after the purge is processed again. Stripe resends up to 30 days (CLI).',
 		displayOptions: { show: { operation: ['purge'] } },
 	},

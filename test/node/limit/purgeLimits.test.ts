@@ -19,7 +19,12 @@ const pool = testPool(2);
 afterAll(() => pool.end());
 const DAY = 86_400;
 
-function limit(operation: string, table: string, item: INodeExecutionData, parameters: IDataObject) {
+function limit(
+	operation: string,
+	table: string,
+	item: INodeExecutionData,
+	parameters: IDataObject,
+) {
 	const context = executeContext([item], {
 		parameters: {
 			operation,
@@ -49,7 +54,9 @@ const checkRate = async (table: string, customer: string, windowSeconds: number)
 	limit('checkRate', table, { json: { customer } }, { maxStarts: 1, windowSeconds });
 
 async function keysIn(table: string): Promise<string[]> {
-	const { rows } = await pool.query<{ key: string }>(`SELECT DISTINCT key FROM ${table} ORDER BY key`);
+	const { rows } = await pool.query<{ key: string }>(
+		`SELECT DISTINCT key FROM ${table} ORDER BY key`,
+	);
 	return rows.map((row) => row.key);
 }
 

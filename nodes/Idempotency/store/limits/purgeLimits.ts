@@ -1,7 +1,6 @@
 import type { Pool } from 'pg';
 
 import { deleteInBatches } from '../statements/deleteInBatches';
-import { UNDEFINED_TABLE } from '../table/createOnDemand';
 import type { LimitTables } from './limitTables';
 
 export interface LimitPurgeResult {
@@ -34,21 +33,15 @@ export async function purgeLimits(
 	tables: LimitTables,
 	{ cutoff, batchSize }: { cutoff: Date; batchSize: number },
 ): Promise<LimitPurgeResult> {
+	const { rows } = await pool.query<{ slots: boolean; rates: boolean }>(
+		'SELECT to_regclass($1) IS NOT NULL AS slots, to_regclass($2) IS NOT NULL AS rates',
+		[tables.slots, tables.rates],
+	);
 	const values = [cutoff, batchSize];
-	const slots = await unlessMissing(() =>
-		deleteInBatches(pool, purgeSlotsSql(tables), values, batchSize),
-	);
-	const rates = await unlessMissing(() =>
-		deleteInBatches(pool, purgeRatesSql(tables), values, batchSize),
-	);
-	return { slots, rates };
-}
-
-async function unlessMissing(purge: () => Promise<{ deleted: number }>): Promise<number> {
-	try {
-		return (await purge()).deleted;
-	} catch (error) {
-		if ((error as { code?: string }).code === UNDEFINED_TABLE) return 0;
-		throw error;
-	}
+	const purge = async (exists: boolean, sql: string) =>
+		exists ? (await deleteInBatches(pool, sql, values, batchSize)).deleted : 0;
+	return {
+		slots: await purge(rows[0].slots, purgeSlotsSql(tables)),
+		rates: await purge(rows[0].rates, purgeRatesSql(tables)),
+	};
 }
