@@ -22,6 +22,8 @@ const SUITES = [
 	'inboxOps',
 	'completeWithWrite',
 	'stepGuard',
+	'limits',
+	'limitsVsRedis',
 	'batch',
 	'claimCost',
 	'bursts',

@@ -10,6 +10,7 @@ import type { IdempotencyBurst } from '../../nodes/Idempotency/IdempotencyBurst.
 import type { IdempotencyClaim } from '../../nodes/Idempotency/IdempotencyClaim.node';
 import type { IdempotencyKey } from '../../nodes/Idempotency/IdempotencyKey.node';
 import type { IdempotencyStep } from '../../nodes/Idempotency/IdempotencyStep.node';
+import type { IdempotencyLimit } from '../../nodes/Idempotency/IdempotencyLimit.node';
 import type * as BenchmarkEntry from '../../nodes/Idempotency/benchmarkEntry';
 import { REPO_ROOT } from '../../harness/repo';
 
@@ -20,6 +21,7 @@ export interface Dist {
 	IdempotencyKey: typeof IdempotencyKey;
 	IdempotencyBurst: typeof IdempotencyBurst;
 	IdempotencyStep: typeof IdempotencyStep;
+	IdempotencyLimit: typeof IdempotencyLimit;
 	internals: typeof BenchmarkEntry;
 	pg: typeof import('pg');
 }
@@ -35,6 +37,7 @@ export function loadDist(): Dist {
 		IdempotencyKey: load('./IdempotencyKey.node.js').IdempotencyKey,
 		IdempotencyBurst: load('./IdempotencyBurst.node.js').IdempotencyBurst,
 		IdempotencyStep: load('./IdempotencyStep.node.js').IdempotencyStep,
+		IdempotencyLimit: load('./IdempotencyLimit.node.js').IdempotencyLimit,
 		internals: load('./benchmarkEntry.js'),
 		pg: load('pg'),
 	};

@@ -52,7 +52,7 @@ export function nodeClaimer(
  */
 export function nodeRunner(
 	dist: Dist,
-	name: 'IdempotencyClaim' | 'IdempotencyKey' | 'IdempotencyBurst' | 'IdempotencyStep',
+	name: 'IdempotencyClaim' | 'IdempotencyKey' | 'IdempotencyBurst' | 'IdempotencyStep' | 'IdempotencyLimit',
 	credentials: PostgresCredentials,
 	table: string,
 ) {

@@ -2,6 +2,8 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../store/table/claimTable';
 import { purgeKeys } from '../store/claims/purgeKeys';
+import { limitTables } from '../store/limits/limitTables';
+import { purgeLimits } from '../store/limits/purgeLimits';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
@@ -9,7 +11,10 @@ import { readBatchSize } from './parameters/readBatchSize';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
 
-/** Runs once per execution, whatever the number of input items, and reports what it removed. */
+/**
+ * Runs once per execution, whatever the number of input items, and reports what it removed: old keys of
+ * the claim table, and the rows of the limit tables beside it (Idempotency Limit) idle since the same cutoff.
+ */
 export async function executePurge(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const includeDeadLetters = this.getNodeParameter('includeDeadLetters', 0, false) === true;
 	const olderThanDays = readNumber(
@@ -27,10 +32,15 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 		fresh: true,
 	};
 	try {
-		const table = await openClaimTable(await poolFor(credentials), ref, needs);
+		const pool = await poolFor(credentials);
+		const table = await openClaimTable(pool, ref, needs);
 		const result = await withCurrentTable(table, needs, (current) =>
 			purgeKeys(current, { olderThanDays, batchSize, includeDeadLetters }),
 		);
+		const limits = await purgeLimits(pool, limitTables(ref), {
+			cutoff: result.cutoff,
+			batchSize,
+		});
 		return [
 			[
 				{
@@ -41,6 +51,7 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 						cutoff: result.cutoff.toISOString(),
 						olderThanDays,
 						includeDeadLetters,
+						limitRowsDeleted: limits,
 					},
 					pairedItem: { item: 0 },
 				},

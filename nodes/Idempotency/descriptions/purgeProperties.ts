@@ -7,7 +7,8 @@ export const purgeProperties: INodeProperties[] = [
 		type: 'number',
 		typeOptions: { minValue: 0 },
 		default: 30,
-		description: 'Delete keys first seen longer ago than this',
+		description:
+			'Delete keys first seen longer ago than this, and the Idempotency Limit rows (the _slots and _rates tables beside this one) of keys idle that long',
 		hint: 'Must outlast how long your providers resend: a resend after the purge is processed again. Stripe resends up to 30 days (CLI).',
 		displayOptions: { show: { operation: ['purge'] } },
 	},

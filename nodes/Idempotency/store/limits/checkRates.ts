@@ -34,16 +34,21 @@ interface RateRow {
  *
  * Limited: retry after the oldest start that keeps the count at R leaves the window, rounded up to whole
  * seconds, at least 1. A limited attempt rewrites the row too (its starts pruned to the window): one small
- * row per key, in exchange for an answer read under the same lock as the decision.
+ * row per key, in exchange for an answer read under the same lock as the decision. counts_until is when the
+ * newest start leaves the window: from then on the row limits nothing, and Purge may delete it.
  */
 const checkSql = (t: LimitTables) => `
-INSERT INTO ${t.rates} AS r (key, starts, decided_at, last_start_by)
-SELECT $1, ARRAY[c.t], c.t, $4 FROM (SELECT clock_timestamp() AS t) c
-ON CONFLICT (key) DO UPDATE SET (starts, decided_at, last_start_by) = (
+INSERT INTO ${t.rates} AS r (key, starts, decided_at, last_start_by, counts_until)
+SELECT $1, ARRAY[c.t], c.t, $4, c.t + $3::float8 * interval '1 millisecond'
+FROM (SELECT clock_timestamp() AS t) c
+ON CONFLICT (key) DO UPDATE SET (starts, decided_at, last_start_by, counts_until) = (
 	SELECT CASE WHEN r.last_start_by = $4 THEN r.starts
 			WHEN cardinality(k.kept) < $2 THEN k.kept || c.t ELSE k.kept END,
 		c.t,
-		CASE WHEN r.last_start_by = $4 OR cardinality(k.kept) < $2 THEN $4 ELSE r.last_start_by END
+		CASE WHEN r.last_start_by = $4 OR cardinality(k.kept) < $2 THEN $4 ELSE r.last_start_by END,
+		CASE WHEN r.last_start_by = $4 THEN r.counts_until
+			WHEN cardinality(k.kept) < $2 THEN c.t + $3::float8 * interval '1 millisecond'
+			ELSE k.kept[cardinality(k.kept)] + $3::float8 * interval '1 millisecond' END
 	FROM (SELECT clock_timestamp() AS t) c,
 		LATERAL (SELECT ARRAY(SELECT s FROM unnest(r.starts) AS s
 			WHERE s > c.t - $3::float8 * interval '1 millisecond' ORDER BY s) AS kept) k)

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 
 import { signalSettled } from '../claims/settleSignals';
+import { DB_NOW } from '../record/claimConditions';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
 import { SETTLE_RETRY } from '../statements/transientErrors';
 import type { LimitTables } from './limitTables';
@@ -9,10 +10,11 @@ import type { LimitTables } from './limitTables';
  * Frees the slots these slot IDs hold, in one statement: a slot is freed only by the slot ID that holds
  * it, so a slot whose lease ended and that another execution took since (its slot ID is now the new
  * holder's), or one freed already, is left alone. Answers, per slot ID, whether it freed a slot. A slot
- * whose lease ended but that nobody took is still this holder's, and is freed.
+ * whose lease ended but that nobody took is still this holder's, and is freed. Its lease ends now: when it
+ * became free, which Purge reads.
  */
 const freeSql = (t: LimitTables) => `
-UPDATE ${t.slots} s SET claim_token = NULL, lease_until = NULL
+UPDATE ${t.slots} s SET claim_token = NULL, lease_until = ${DB_NOW}
 FROM unnest($1::text[]) AS f(slot_id)
 WHERE s.claim_token = f.slot_id
 RETURNING f.slot_id, s.key`;

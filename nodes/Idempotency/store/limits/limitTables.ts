@@ -36,11 +36,13 @@ export function limitTables(claimTable: TableRef): LimitTables {
 /**
  * A key's slots are rows 1..N, made the first time the key is asked for N of them. A slot is held while
  * its lease runs (lease_until, claim_token: the claim kernel's columns, so "held" and "ended" mean what
- * they mean for a claim); a freed slot has neither. A row per slot is what lets "take a free one" be a
+ * they mean for a claim); a freed slot has no holder, and its lease ended when it was freed (or made): the
+ * time it became free, which Purge reads. A row per slot is what lets "take a free one" be a
  * row lock: two executions never take the same row, so a key never has more than N holders.
  *
  * A key's rate row keeps the start times still inside the window (at most R of them, oldest first), the
- * time of its last decision and the attempt that last started, so an attempt sent twice starts once.
+ * time of its last decision, the attempt that last started (so an attempt sent twice starts once), and when
+ * its newest start leaves the window (counts_until: Purge deletes the row after that).
  */
 export function createLimitTablesSql(tables: LimitTables): string[] {
 	return [
@@ -55,7 +57,8 @@ export function createLimitTablesSql(tables: LimitTables): string[] {
 			'key text PRIMARY KEY, ' +
 			'starts timestamptz[] NOT NULL, ' +
 			'decided_at timestamptz NOT NULL, ' +
-			'last_start_by text)',
+			'last_start_by text, ' +
+			'counts_until timestamptz NOT NULL)',
 	];
 }
 

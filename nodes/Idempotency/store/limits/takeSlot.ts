@@ -53,9 +53,9 @@ SELECT taken.slot, taken.lease_until, held.slots,
 	GREATEST(1, ceil(extract(epoch FROM held.soonest - ${DB_NOW})))::int AS retry_after
 FROM held LEFT JOIN taken ON true`;
 
-/** Makes the key's missing slot rows up to N (free); rows that exist are left as they are. */
+/** Makes the key's missing slot rows up to N, free since now; rows that exist are left as they are. */
 const seedSql = (t: LimitTables) =>
-	`INSERT INTO ${t.slots} (key, slot) SELECT $1, generate_series(1, $2::int) ON CONFLICT DO NOTHING`;
+	`INSERT INTO ${t.slots} (key, slot, lease_until) SELECT $1, generate_series(1, $2::int), ${DB_NOW} ON CONFLICT DO NOTHING`;
 
 /**
  * Takes a free slot of the key, or answers when to try again. The first take of a key (or one with a
