@@ -52,7 +52,12 @@ export function nodeClaimer(
  */
 export function nodeRunner(
 	dist: Dist,
-	name: 'IdempotencyClaim' | 'IdempotencyKey' | 'IdempotencyBurst' | 'IdempotencyStep' | 'IdempotencyLimit',
+	name:
+		| 'IdempotencyClaim'
+		| 'IdempotencyKey'
+		| 'IdempotencyBurst'
+		| 'IdempotencyStep'
+		| 'IdempotencyLimit',
 	credentials: PostgresCredentials,
 	table: string,
 ) {
