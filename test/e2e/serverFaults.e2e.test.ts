@@ -228,9 +228,13 @@ async function stormThrough(
 	);
 
 	expect(report.undelivered).toEqual([]);
-	// Every answer that was not a 2xx asked the sender to retry: a 5xx, or 409 while another delivery runs.
+	// Every answer that was not a 2xx asked the sender to retry: a 5xx, or 409 while another delivery runs;
+	// with n8n's own data on the failing server also a connection n8n dropped (status 0), which every
+	// retrying sender retries.
 	const statuses = Object.keys(retryAnswers).map((label) => Number(label.split(' ')[0]));
-	expect(statuses.filter((status) => status !== 409 && (status < 500 || status > 599))).toEqual([]);
+	const asksRetry = (status: number) =>
+		status === 409 || (status >= 500 && status <= 599) || (status === 0 && !nodeAnswer);
+	expect(statuses.filter((status) => !asksRetry(status))).toEqual([]);
 	expect(statuses.filter((status) => status >= 500).length).toBeGreaterThan(0);
 	if (nodeAnswer)
 		expect(Object.keys(retryAnswers)).toContainEqual(expect.stringMatching(nodeAnswer));
