@@ -1,4 +1,3 @@
-import { restartBeforeComplete, type RestartBeforeComplete } from './faults/restartBeforeComplete';
 import type { N8nInstance } from './n8n/instance';
 import { OwnPostgres } from './postgres/server';
 import { startStack, type N8nRunner, type Stack, type StackOptions } from './stack';
@@ -26,11 +25,6 @@ export function stackForSuite<Runner extends N8nRunner = N8nInstance>(
 
 /** A suite's stack whose workflows' tables live on a server of the suite's own. */
 export interface StackOnOwnAppServer {
-	/** restartBeforeComplete on the workflows' server, with the suite's admin pool watching. */
-	restartBeforeComplete(
-		key: string,
-		options: { downMs: number; timeoutMs: number },
-	): Promise<RestartBeforeComplete>;
 	/** The workflows' server, for faults of the suite's own (started before the suite's tests). */
 	appServer(): OwnPostgres;
 }
@@ -45,14 +39,12 @@ export function stackOnOwnAppServerForSuite<Runner extends N8nRunner = N8nInstan
 	onStarted: (started: Stack<Runner>) => void,
 ): StackOnOwnAppServer {
 	let appServer: OwnPostgres | undefined;
-	let stack: Stack<Runner> | undefined;
 	stackForSuite(
 		async () => {
 			appServer = await OwnPostgres.start();
 			return { ...options, appServerUrl: appServer.url };
 		},
 		(started) => {
-			stack = started;
 			started.pool.on('error', () => undefined);
 			onStarted(started);
 		},
@@ -60,14 +52,5 @@ export function stackOnOwnAppServerForSuite<Runner extends N8nRunner = N8nInstan
 	afterAll(() => appServer?.stop(), CLOSE_TIMEOUT_MS);
 	return {
 		appServer: () => appServer!,
-		restartBeforeComplete: (key, { downMs, timeoutMs }) =>
-			restartBeforeComplete({
-				server: appServer!,
-				admin: stack!.pool,
-				adminUrl: stack!.app.adminUrl,
-				key,
-				downMs,
-				timeoutMs,
-			}),
 	};
 }

@@ -32,6 +32,7 @@ import {
 	stormWorkflows,
 	plannedEvent,
 	printStorm,
+	processEnv,
 	sleepingWrites,
 	stormEvents,
 	waitFor,
@@ -61,14 +62,14 @@ const suite = stackOnOwnAppServerForSuite(
 		appDatabase: 'inbox_queue',
 		n8nSchema: 'n8n_inbox_queue',
 		...stack,
-		env: { PGAPPNAME: 'n8n-main' },
+		env: processEnv('n8n-main'),
 		launch: (n8n) =>
 			QueueModeCluster.create({
 				...n8n,
 				workers: WORKER_NAMES.length,
 				// Each worker's connections carry its name: pg_stat_activity shows which one runs a step,
 				// and business_log.written_by which one wrote a row.
-				workerEnv: (index) => ({ PGAPPNAME: WORKER_NAMES[index] }),
+				workerEnv: (index) => processEnv(WORKER_NAMES[index]),
 			}),
 	},
 	(started) => ({ pool, n8n: cluster, executions } = started),

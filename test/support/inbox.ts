@@ -191,6 +191,17 @@ export const KEPT_ATTEMPTS_SQL = `
  * (client_connection_check_interval), so a write whose n8n was killed never commits. Run as the app
  * database's owner.
  */
+/**
+ * The connection setting that names an n8n process (its PGOPTIONS: processEnv); PGAPPNAME would not
+ * reach the package's connections, which carry their own application_name.
+ */
+const PROCESS_SETTING = 'e2e.process';
+
+/** The environment that names an n8n process's connections for written_by and sleepingWrites. */
+export function processEnv(name: string): Record<string, string> {
+	return { PGOPTIONS: `-c ${PROCESS_SETTING}=${name}` };
+}
+
 export const INBOX_PLAN_SQL = `${KEPT_ATTEMPTS_SQL}
 	CREATE TABLE inbox_plan (
 		event_key text PRIMARY KEY,
@@ -207,6 +218,9 @@ export const INBOX_PLAN_SQL = `${KEPT_ATTEMPTS_SQL}
 			-- No kept event (Keep Event off: the Release behaviour): every run counts as the first.
 			attempt := coalesce(attempt, 1);
 			IF attempt = planned.slow_attempt THEN
+				-- The package's pool names its connections itself: the process's name comes as a setting.
+				PERFORM set_config('application_name', current_setting('${PROCESS_SETTING}', true), true)
+					WHERE current_setting('${PROCESS_SETTING}', true) <> '';
 				PERFORM pg_advisory_xact_lock_shared(${SLEEPING_WRITE_LOCK}, hashtext(NEW.event_key));
 				PERFORM pg_sleep(planned.slow_seconds);
 			END IF;
@@ -218,15 +232,16 @@ export const INBOX_PLAN_SQL = `${KEPT_ATTEMPTS_SQL}
 	END $$;
 	CREATE TRIGGER inbox_planned_failure AFTER INSERT ON business_log
 		FOR EACH ROW EXECUTE FUNCTION inbox_planned_failure();
-	-- Who wrote each business row (the connection's application_name: PGAPPNAME of the n8n process).
-	ALTER TABLE business_log ADD COLUMN written_by text DEFAULT current_setting('application_name');
+	-- Who wrote each business row: the n8n process's name (PROCESS_SETTING), else the connection's.
+	ALTER TABLE business_log ADD COLUMN written_by text
+		DEFAULT coalesce(nullif(current_setting('${PROCESS_SETTING}', true), ''), current_setting('application_name'));
 	DO $$ BEGIN
 		EXECUTE format('ALTER DATABASE %I SET client_connection_check_interval = %L', current_database(), '200ms');
 	END $$;`;
 
 /**
  * The planned slow writes sleeping right now: each one's key and the process whose connection runs it
- * (its application_name: PGAPPNAME of the n8n process). The write's values are query parameters, so the
+ * (the name processEnv gave it, set as the sleeping transaction's application_name). The write's values are query parameters, so the
  * key is read from the lock the plan takes, not from the statement's text.
  */
 export async function sleepingWrites(pool: Pool): Promise<Array<{ process: string; key: string }>> {
