@@ -94,6 +94,18 @@ export function withNodeParameters(
 	};
 }
 
+/** The one node of `workflow` that matches; any other count is an error naming the workflow and `what`. */
+export function onlyNode(
+	workflow: { name: string; nodes: WorkflowNode[] },
+	match: (node: WorkflowNode) => boolean,
+	what: string,
+): WorkflowNode {
+	const found = workflow.nodes.filter(match);
+	if (found.length !== 1)
+		throw new Error(`${workflow.name} has ${found.length} ${what} nodes; expected one`);
+	return found[0];
+}
+
 /** The path of a workflow's Webhook node. */
 export function webhookPathOf(workflow: WorkflowJson): string {
 	const webhook = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.webhook');
