@@ -146,7 +146,10 @@ async function storm(): Promise<void> {
 	let killed: TerminatedConnections | undefined;
 	const failedAnswers = { total: 0, planned: 0 };
 	const processedAnswers = new Map<string, number>();
+	/** Events answered a 5xx at least once: the template's own schedule may then run them first. */
+	const answered5xx = new Set<string>();
 	const onAnswer = async ({ event, status, body }: ProviderAnswer) => {
+		if (status >= 500) answered5xx.add(event.key);
 		if (status === 200 && body.status === 'processed')
 			processedAnswers.set(event.key, (processedAnswers.get(event.key) ?? 0) + 1);
 		if (status === 500 && body.status === 'failed') {
@@ -246,7 +249,12 @@ async function storm(): Promise<void> {
 	expect(business.rows[0]).toEqual({ total: EVENTS, distinct_keys: EVENTS });
 	expect(notCompleted.rows).toEqual([]);
 	expect(claims.rows).toEqual([{ status: 'completed', n: EVENTS }]);
-	// The provider saw each event processed exactly once; every other 2xx was a duplicate.
+	// The provider saw each event processed at most once; every other 2xx was a duplicate. An event never
+	// told `processed` was answered a 5xx first, and the template's own retry schedule ran it before the
+	// sender's retry came (which was then told duplicate).
 	expect([...processedAnswers.values()].filter((n) => n !== 1)).toEqual([]);
-	expect(processedAnswers.size).toBe(EVENTS);
+	const neverToldProcessed = plan.events
+		.map((event) => event.key)
+		.filter((key) => !processedAnswers.has(key));
+	expect(neverToldProcessed.filter((key) => !answered5xx.has(key))).toEqual([]);
 }
