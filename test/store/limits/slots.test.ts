@@ -78,6 +78,26 @@ describe('takeSlot', () => {
 		expect(await holders(tables, 'a')).toBe(1);
 	});
 
+	it("takes a slot freed or made after its own clock started, as a take's snapshot sees it", async () => {
+		const tables = fresh();
+		const holder = request('a', 1);
+		await take(tables, holder);
+		// now() is a transaction's start; its statement's snapshot comes later. BEGIN opens that gap wide:
+		// the free and the seed below commit after this connection's clock started and before its take.
+		const late = testPool(1);
+		try {
+			await late.query('BEGIN');
+			await new Promise((resolve) => setTimeout(resolve, 20));
+			expect(await freeSlots(pool, tables, [holder.slotId])).toEqual([true]);
+			expect(await take(tables, request('b', 2))).toMatchObject({ taken: true, slot: 1 });
+			expect(await takeSlot(late, tables, request('a', 1))).toMatchObject({ taken: true, slot: 1 });
+			expect(await takeSlot(late, tables, request('b', 2))).toMatchObject({ taken: true, slot: 2 });
+			await late.query('COMMIT');
+		} finally {
+			await late.end();
+		}
+	});
+
 	it('takes no second slot when the same attempt is sent again', async () => {
 		const tables = fresh();
 		const slot = request('a', 3);

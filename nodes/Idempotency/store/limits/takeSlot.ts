@@ -32,13 +32,16 @@ interface TakeRow {
  * free: a key never has more than N holders while their leases run. An attempt sent again after a lost
  * answer finds the slot it already holds (mine) first and takes no second one. A row locked by another
  * statement (a take or a free at that moment) is skipped: the attempt may answer no slot a moment early.
+ * A slot nobody holds (never taken, or freed: no slot ID) is free whatever its lease_until says: a seed or
+ * a free stamps it with its own now(), which can be later than the now() of a take whose snapshot sees it.
  * Without a slot it answers when the soonest running lease ends (at least 1 s): a slot comes back then
  * at the latest, or sooner if its holder frees it.
  */
 const takeSql = (t: LimitTables) => `
 WITH free AS (
 	SELECT s.key, s.slot FROM ${t.slots} s
-	WHERE s.key = $1 AND s.slot <= $2 AND (${leaseEndedSql('s', DB_NOW)} OR ${mineSql('s', '$3')})
+	WHERE s.key = $1 AND s.slot <= $2
+		AND (s.claim_token IS NULL OR ${leaseEndedSql('s', DB_NOW)} OR ${mineSql('s', '$3')})
 	ORDER BY ${mineSql('s', '$3')} DESC, s.slot
 	LIMIT 1 FOR UPDATE SKIP LOCKED
 ), taken AS (
@@ -46,7 +49,8 @@ WITH free AS (
 	FROM free WHERE s.key = free.key AND s.slot = free.slot
 	RETURNING s.slot, s.lease_until
 ), held AS (
-	SELECT count(*)::int AS slots, min(s.lease_until) FILTER (WHERE ${leaseRunsSql('s', DB_NOW)}) AS soonest
+	SELECT count(*)::int AS slots,
+		min(s.lease_until) FILTER (WHERE s.claim_token IS NOT NULL AND ${leaseRunsSql('s', DB_NOW)}) AS soonest
 	FROM ${t.slots} s WHERE s.key = $1 AND s.slot <= $2
 )
 SELECT taken.slot, taken.lease_until, held.slots,
