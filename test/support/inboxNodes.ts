@@ -62,6 +62,8 @@ export function keyOperation(
 				const result = (items[index]?.json.idempotency ?? {}) as IDataObject;
 				if (name === 'key') return result.key;
 				if (name === 'claimId') return result.claimId;
+				// Retry Later's delay as its default expression reads it: Check Rate's answer on the item.
+				if (name === 'delaySeconds') return ((result.rate ?? {}) as IDataObject).retryAfterSeconds;
 				return undefined;
 			},
 			credentials,

@@ -98,7 +98,7 @@ function optionsValues(
 	return found;
 }
 
-it('ships the fourteen workflows', () => {
+it('ships the fifteen workflows', () => {
 	expect(files.sort()).toEqual([
 		'api-new-records.json',
 		'builtin-nodes-template.json',
@@ -110,6 +110,7 @@ it('ships the fourteen workflows', () => {
 		'inbox-alert.json',
 		'limited-webhook-template.json',
 		'one-at-a-time-per-entity.json',
+		'rate-limited-retries-template.json',
 		'rss-feed-new-items.json',
 		'stripe-template.json',
 		'stuck-claims-report.json',

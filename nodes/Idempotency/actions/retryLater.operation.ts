@@ -52,6 +52,9 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 		capSeconds: read('capSeconds', 'Cap (Seconds)', { min: 0, max: LONGEST_DURATION_SECONDS }),
 		jitter: read('jitter', 'Jitter', { min: 0, max: 1 }),
 	};
+	// Read once: Delay and Count as an Attempt shape the operation; the delay's seconds may differ per item.
+	const givenDelay = this.getNodeParameter('delay', 0, 'backoff') === 'perItem';
+	const countsAsAttempt = this.getNodeParameter('countAttempt', 0, true) !== false;
 	const { read: requests, failed: out } = readEachItem(this, (index): RetryLaterRequest => {
 		const key = idValueToString(this.getNodeParameter('key', index), 'the key');
 		const claimId = idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID');
@@ -63,7 +66,19 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 			String(this.getNodeParameter('errorMessage', index, '') ?? ''),
 			MAX_ERROR_CHARS,
 		);
-		return { key, claimId, error: error || 'the business step failed' };
+		const delaySeconds = givenDelay
+			? readNumber(this.getNodeParameter('delaySeconds', index), 'Delay (Seconds)', {
+					min: 0,
+					max: LONGEST_DURATION_SECONDS,
+				})
+			: undefined;
+		return {
+			key,
+			claimId,
+			error: error || 'the business step failed',
+			delaySeconds,
+			countsAsAttempt,
+		};
 	});
 	if (requests.length === 0) return [out];
 

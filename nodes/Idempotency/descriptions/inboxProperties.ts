@@ -41,6 +41,47 @@ export const inboxProperties: INodeProperties[] = [
 	},
 	maxAttemptsProperty(RETRY),
 	{
+		displayName: 'Delay',
+		name: 'delay',
+		type: 'options',
+		options: [
+			{
+				name: 'Backoff',
+				value: 'backoff',
+				description: 'Longer after each failed run, as set under Backoff',
+			},
+			{
+				name: 'Seconds Given per Item',
+				value: 'perItem',
+				description:
+					"Each item says when its event is due again, e.g. Check Rate's retryAfterSeconds",
+			},
+		],
+		default: 'backoff',
+		description: 'When the event is due again',
+		displayOptions: RETRY,
+	},
+	{
+		displayName: 'Delay (Seconds)',
+		name: 'delaySeconds',
+		type: 'number',
+		typeOptions: { minValue: 0, maxValue: LONGEST_DURATION_SECONDS },
+		// eslint-disable-next-line n8n-nodes-base/node-param-default-wrong-for-number -- Check Rate's answer per item, the use it is for
+		default: '={{ $json.idempotency.rate.retryAfterSeconds }}',
+		description:
+			"Seconds until this item's event is due again (0 to a year). An item whose value is not such a number fails, naming the item.",
+		displayOptions: { show: { operation: ['retryLater'], delay: ['perItem'] } },
+	},
+	{
+		displayName: 'Count as an Attempt',
+		name: 'countAttempt',
+		type: 'boolean',
+		default: true,
+		description:
+			'Whether this run counts toward Max Attempts. Turn it off where the event was not run at all (Check Rate said Limited): the run is given back and the event is never parked for it, so waiting for a rate window never makes a dead letter.',
+		displayOptions: RETRY,
+	},
+	{
 		displayName: 'Backoff',
 		name: 'backoff',
 		type: 'collection',
@@ -48,7 +89,7 @@ export const inboxProperties: INodeProperties[] = [
 		default: {},
 		description:
 			'When the event is due again: Base × Factor^(attempt − 1) seconds, at most Cap, less up to Jitter of itself',
-		displayOptions: RETRY,
+		displayOptions: { show: { operation: ['retryLater'], delay: ['backoff'] } },
 		options: [
 			{
 				displayName: 'Base (Seconds)',

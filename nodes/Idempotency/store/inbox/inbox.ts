@@ -34,6 +34,13 @@ export interface RetryLaterRequest {
 	key: string;
 	claimId: string;
 	error: string;
+	/** Seconds until it is due again, given for this event (a rate limit's Retry-After); absent: the backoff. */
+	delaySeconds?: number;
+	/**
+	 * False when this run did not run the event (a rate limit said not yet): the attempt its take counted
+	 * is given back and it is never parked, so waiting for a window never makes a dead letter.
+	 */
+	countsAsAttempt?: boolean;
 }
 
 export type RetryLaterState = 'scheduled' | 'dead_letter' | 'not_held' | 'no_event';
@@ -47,8 +54,9 @@ export interface RetryLaterResult {
 }
 
 /**
- * Records a failed attempt of each held claim's event and makes it due after the backoff, or parks it
- * once it has been started Max Attempts times. Only the claim's holder (its claim ID) can do so.
+ * Records a failed attempt of each held claim's event and makes it due after the backoff (or the delay the
+ * request gives), or parks it once it has been started Max Attempts times. Only the claim's holder (its
+ * claim ID) can do so. A run that did not count as an attempt gives its attempt back and is never parked.
  */
 export async function retryLater(
 	table: ClaimTable,
@@ -60,16 +68,18 @@ export async function retryLater(
 	const events = eventTableRef(table.ref).qualified;
 	// Where Factor^(attempt − 1) passes e^200 the delay is Cap (Base is at most a year): power() itself
 	// would overflow float8 (Factor 4 from about attempt 511) and fail the statement.
-	const delay =
+	const backoffDelay =
 		'LEAST($7::float8, CASE WHEN $5::float8 > 0 AND (ev.attempts - 1) * ln($6::float8) > 200 THEN $7::float8 ' +
 		'ELSE $5::float8 * power($6::float8, ev.attempts - 1) END) * (1 - $8::float8 * random())';
 	const sql =
 		`WITH held AS (SELECT c.key FROM ${claims} AS c WHERE c.key = $1 AND ${heldSql(table.layout, 'c', `$2::${table.layout.claimIdType}`)} ` +
 		'FOR UPDATE OF c), ' +
-		`ev AS (UPDATE ${events} AS v SET last_error = $3, dead_at = CASE WHEN v.attempts >= $4 THEN ${DB_NOW} END ` +
+		`ev AS (UPDATE ${events} AS v SET last_error = $3, ` +
+		'attempts = CASE WHEN $10::boolean THEN v.attempts ELSE GREATEST(v.attempts - 1, 0) END, ' +
+		`dead_at = CASE WHEN $10::boolean AND v.attempts >= $4 THEN ${DB_NOW} END ` +
 		'FROM held WHERE v.key = held.key RETURNING v.key, v.attempts, v.dead_at IS NOT NULL AS dead), ' +
 		`moved AS (UPDATE ${claims} AS c SET lease_until = CASE WHEN ev.dead THEN ${PARKED_LEASE} ` +
-		`ELSE ${DB_NOW} + make_interval(secs => ${delay}) END FROM ev WHERE c.key = ev.key RETURNING c.lease_until) ` +
+		`ELSE ${DB_NOW} + make_interval(secs => COALESCE($9::float8, ${backoffDelay})) END FROM ev WHERE c.key = ev.key RETURNING c.lease_until) ` +
 		'SELECT h.n AS held, ev.attempts, ev.dead, moved.lease_until FROM (SELECT count(*)::integer AS n FROM held) AS h ' +
 		'LEFT JOIN ev ON true LEFT JOIN moved ON true';
 	const results: RetryLaterResult[] = [];
@@ -83,6 +93,8 @@ export async function retryLater(
 			backoff.factor,
 			backoff.capSeconds,
 			backoff.jitter,
+			request.delaySeconds ?? null,
+			request.countsAsAttempt ?? true,
 		];
 		const { value } = await withTransientRetry(
 			table.pool,
