@@ -2,12 +2,15 @@
  * store/steps on real claim tables of both layouts: who may start and finish a step, what a restart reads,
  * and that every way a claim row goes (Complete, Release, Purge, Clear) takes its step marks with it.
  */
+import { Client } from 'pg';
+
 import { clearScope } from '../../../nodes/Idempotency/store/claims/clearScope';
 import { purgeKeys } from '../../../nodes/Idempotency/store/claims/purgeKeys';
 import { newClaimId } from '../../../nodes/Idempotency/store/record/claimId';
 import { finishSteps } from '../../../nodes/Idempotency/store/steps/finishSteps';
 import { forgetSteps } from '../../../nodes/Idempotency/store/steps/forgetSteps';
 import { startSteps } from '../../../nodes/Idempotency/store/steps/startSteps';
+import type { StepRecord } from '../../../nodes/Idempotency/store/steps/stepRecord';
 import { createStepTableSql, stepTableRef } from '../../../nodes/Idempotency/store/steps/stepTable';
 import { openClaimTable } from '../../../nodes/Idempotency/store/table/claimTable';
 import { watermarkRef } from '../../../nodes/Idempotency/store/watermark/watermarkTable';
@@ -50,7 +53,44 @@ async function markedKeys(table: TestClaimTable): Promise<string[]> {
 	return rows.map((row) => row.key);
 }
 
+/** How many statements `work` sends: pg's Client#query, called once per statement on a pooled connection. */
+async function statementsSent(work: () => Promise<unknown>): Promise<number> {
+	const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+	const original = prototype.query;
+	let sent = 0;
+	prototype.query = function counted(this: unknown, ...args: unknown[]) {
+		sent++;
+		return original.apply(this, args);
+	};
+	try {
+		await work();
+	} finally {
+		prototype.query = original;
+	}
+	return sent;
+}
+
 describe.each(['compact', 'original'] as const)('steps on a %s claim table', (layout) => {
+	it('a first start and a finish are one statement each; a start of a step marked before reads it in a transaction', async () => {
+		const table = await stepTable(layout);
+		const [holder] = await leased(table, ['one']);
+		const pay = { key: 'one', step: 'pay', claimId: holder };
+		const first = [pay, { key: 'one', step: 'mail', claimId: holder }];
+		expect(await statementsSent(() => startSteps(table, first, { serviceHonoursKey: false }))).toBe(
+			1,
+		);
+		expect(await statementsSent(() => finishSteps(table, [{ ...pay, result: '1' }]))).toBe(1);
+		// A new step beside them is marked by the first statement; the two marked before are read in a
+		// transaction (BEGIN, the held check, the insert that finds them, their read, COMMIT).
+		const again = [...first, { key: 'one', step: 'ship', claimId: holder }];
+		let records: StepRecord[] = [];
+		const sent = await statementsSent(
+			async () => (records = await startSteps(table, again, { serviceHonoursKey: false })),
+		);
+		expect(records.map((record) => record.state)).toEqual(['done', 'uncertain', 'run']);
+		expect(sent).toBe(1 + 5);
+	});
+
 	it("starts for the holder only, per item: a stale claim ID beside the holder's is refused", async () => {
 		const table = await stepTable(layout);
 		const [holder] = await leased(table, ['a']);

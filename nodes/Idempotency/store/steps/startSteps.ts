@@ -2,9 +2,12 @@ import type { PoolClient } from 'pg';
 
 import type { ClaimTable } from '../table/claimTable';
 import { inTransaction } from '../statements/inTransaction';
+import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
 import { CLAIM_RETRY, withTransientRetry } from '../statements/transientErrors';
+import { storedClaimId } from '../record/storedValues';
 import { stepTableRef } from './stepTable';
 import {
+	heldCtes,
 	heldRequests,
 	stepRecord,
 	type StepRecord,
@@ -21,13 +24,15 @@ export interface StartOptions {
 }
 
 /**
- * Marks each step started where this is its first start, in one transaction under the event's claim: only
- * the claim's holder marks anything, and one (key, step) is marked by one transaction only (the primary
- * key decides, ON CONFLICT DO NOTHING), so of many concurrent starts exactly one runs. A step already
- * marked is read under its row lock: finished is `done`; unfinished is `uncertain`, or `run` again (its
- * attempts counted up) where the service honours the step key and an earlier claim started it. A start
- * whose answer was lost is tried again and then finds its own mark: `uncertain`, never a second run.
- * Each (key, step) appears once in `requests` (the caller refuses repeats).
+ * Marks each step started where this is its first start, under the event's claim: only the claim's holder
+ * marks anything, and one (key, step) is marked by one transaction only (the primary key decides, ON
+ * CONFLICT DO NOTHING), so of many concurrent starts exactly one runs. A first start is one statement,
+ * committed on its own and durably (as the server is set: the mark must survive a crash before the step
+ * runs). A step already marked is read under its row lock in a transaction of its own: finished is
+ * `done`; unfinished is `uncertain`, or `run` again (its attempts counted up) where the service honours
+ * the step key and an earlier claim started it. A start whose answer was lost is tried again and then
+ * finds its own mark: `uncertain`, never a second run. Each (key, step) appears once in `requests` (the
+ * caller refuses repeats).
  */
 export async function startSteps(
 	table: ClaimTable,
@@ -35,12 +40,77 @@ export async function startSteps(
 	options: StartOptions,
 ): Promise<StepRecord[]> {
 	if (requests.length === 0) return [];
+	const { records, markedBefore } = await markFirstStarts(table, requests);
+	if (markedBefore.length === 0) return records;
 	const { value } = await withTransientRetry(
 		table.pool,
-		(client) => inTransaction(client, () => startOn(client, table, requests, options)),
+		(client) =>
+			inTransaction(client, () =>
+				startOn(
+					client,
+					table,
+					markedBefore.map((position) => requests[position]),
+					options,
+				),
+			),
 		CLAIM_RETRY,
 	);
-	return value;
+	markedBefore.forEach((position, index) => (records[position] = value[index]));
+	return records;
+}
+
+/**
+ * The first starts, in one statement (one round trip, no transaction block): a held request whose step
+ * it marked is `run`, one not held `not_held`; the positions of the held ones whose step was marked before
+ * are answered apart, to be read in the transaction of startOn.
+ */
+async function markFirstStarts(
+	table: ClaimTable,
+	requests: StepRequest[],
+): Promise<{ records: StepRecord[]; markedBefore: number[] }> {
+	const { value } = await queryStatementWithRetry<FirstStartRow>(
+		table.pool,
+		namedStatement(firstStartsSql(table)),
+		[
+			requests.map((request) => request.key),
+			requests.map((request) => storedClaimId(table.layout, request.claimId)),
+			requests.map((request) => request.step),
+			requests.map((request) => request.claimId),
+		],
+		CLAIM_RETRY,
+	);
+	const records = requests.map(() => stepRecord('not_held', undefined));
+	const markedBefore: number[] = [];
+	for (const row of value.rows) {
+		const position = Number(row.n) - 1;
+		if (row.started_at === null) markedBefore.push(position);
+		else records[position] = stepRecord('run', { ...row, started_at: row.started_at });
+	}
+	return { records, markedBefore };
+}
+
+/** A held request's row: the mark the statement inserted, or NULLs where the step was marked before. */
+interface FirstStartRow extends Omit<StepRow, 'started_at'> {
+	n: string;
+	started_at: Date | null;
+}
+
+/**
+ * Parameters: $1 keys, $2 claim IDs as stored in the claim table, $3 step names, $4 claim IDs as given.
+ * A row per held request (`n`, from 1), with the mark it inserted (NULLs where the step was marked before).
+ * The marks are inserted sorted as Postgres sorts the keys' bytes: concurrent batches take them in one order.
+ */
+function firstStartsSql(table: ClaimTable): string {
+	const steps = stepTableRef(table.ref).qualified;
+	return (
+		`WITH u AS (SELECT * FROM unnest($1::text[], $2::${table.layout.claimIdType}[], $3::text[], $4::text[]) ` +
+		`WITH ORDINALITY AS u(key, token, step, claim_id, n)), ${heldCtes(table)}, ` +
+		`inserted AS (INSERT INTO ${steps} AS s (key, step, claim_id) ` +
+		'SELECT key, step, claim_id FROM mine ORDER BY key COLLATE "C", step COLLATE "C" ' +
+		'ON CONFLICT (key, step) DO NOTHING RETURNING s.key, s.step, s.attempts, s.result, s.started_at, s.finished_at) ' +
+		'SELECT mine.n, i.attempts, i.result, i.started_at, i.finished_at FROM mine ' +
+		'LEFT JOIN inserted AS i ON i.key = mine.key AND i.step = mine.step'
+	);
 }
 
 interface MarkedRow extends StepRow {
