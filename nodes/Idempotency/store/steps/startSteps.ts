@@ -26,13 +26,12 @@ export interface StartOptions {
 /**
  * Marks each step started where this is its first start, under the event's claim: only the claim's holder
  * marks anything, and one (key, step) is marked by one transaction only (the primary key decides, ON
- * CONFLICT DO NOTHING), so of many concurrent starts exactly one runs. A first start is one statement,
- * committed on its own and durably (as the server is set: the mark must survive a crash before the step
- * runs). A step already marked is read under its row lock in a transaction of its own: finished is
- * `done`; unfinished is `uncertain`, or `run` again (its attempts counted up) where the service honours
- * the step key and an earlier claim started it. A start whose answer was lost is tried again and then
- * finds its own mark: `uncertain`, never a second run. Each (key, step) appears once in `requests` (the
- * caller refuses repeats).
+ * CONFLICT DO NOTHING), so of many concurrent starts exactly one runs. A step already marked is read under
+ * its row lock: finished is `done`; unfinished is `uncertain`, or `run` again (its attempts counted up)
+ * where the service honours the step key and an earlier claim started it. All of it is one statement,
+ * committed on its own and durably (as the server is set: a mark must survive a crash before the step
+ * runs). A start whose answer was lost is tried again and then finds its own mark: `uncertain`, never a
+ * second run. Each (key, step) appears once in `requests` (the caller refuses repeats).
  */
 export async function startSteps(
 	table: ClaimTable,
@@ -40,8 +39,10 @@ export async function startSteps(
 	options: StartOptions,
 ): Promise<StepRecord[]> {
 	if (requests.length === 0) return [];
-	const { records, markedBefore } = await markFirstStarts(table, requests);
-	if (markedBefore.length === 0) return records;
+	const { records, unseen } = await startInOneStatement(table, requests, options);
+	if (unseen.length === 0) return records;
+	// Marked by a transaction that committed after the statement's snapshot was taken (a concurrent start):
+	// read again in a transaction whose statements see that commit.
 	const { value } = await withTransientRetry(
 		table.pool,
 		(client) =>
@@ -49,67 +50,82 @@ export async function startSteps(
 				startOn(
 					client,
 					table,
-					markedBefore.map((position) => requests[position]),
+					unseen.map((position) => requests[position]),
 					options,
 				),
 			),
 		CLAIM_RETRY,
 	);
-	markedBefore.forEach((position, index) => (records[position] = value[index]));
+	unseen.forEach((position, index) => (records[position] = value[index]));
 	return records;
 }
 
-/**
- * The first starts, in one statement (one round trip, no transaction block): a held request whose step
- * it marked is `run`, one not held `not_held`; the positions of the held ones whose step was marked before
- * are answered apart, to be read in the transaction of startOn.
- */
-async function markFirstStarts(
+/** A held request's row: its state, or NULL where the mark was made by a commit the statement did not see. */
+interface StartRow extends Omit<StepRow, 'started_at'> {
+	n: string;
+	state: 'run' | 'done' | 'uncertain' | null;
+	started_at: Date | null;
+}
+
+/** Every request in one statement; the positions of held ones whose mark it could not see come apart. */
+async function startInOneStatement(
 	table: ClaimTable,
 	requests: StepRequest[],
-): Promise<{ records: StepRecord[]; markedBefore: number[] }> {
-	const { value } = await queryStatementWithRetry<FirstStartRow>(
+	options: StartOptions,
+): Promise<{ records: StepRecord[]; unseen: number[] }> {
+	const { value } = await queryStatementWithRetry<StartRow>(
 		table.pool,
-		namedStatement(firstStartsSql(table)),
+		namedStatement(startSql(table)),
 		[
 			requests.map((request) => request.key),
 			requests.map((request) => storedClaimId(table.layout, request.claimId)),
 			requests.map((request) => request.step),
 			requests.map((request) => request.claimId),
+			options.serviceHonoursKey,
 		],
 		CLAIM_RETRY,
 	);
 	const records = requests.map(() => stepRecord('not_held', undefined));
-	const markedBefore: number[] = [];
+	const unseen: number[] = [];
 	for (const row of value.rows) {
 		const position = Number(row.n) - 1;
-		if (row.started_at === null) markedBefore.push(position);
-		else records[position] = stepRecord('run', { ...row, started_at: row.started_at });
+		if (row.state === null || row.started_at === null) unseen.push(position);
+		else records[position] = stepRecord(row.state, { ...row, started_at: row.started_at });
 	}
-	return { records, markedBefore };
-}
-
-/** A held request's row: the mark the statement inserted, or NULLs where the step was marked before. */
-interface FirstStartRow extends Omit<StepRow, 'started_at'> {
-	n: string;
-	started_at: Date | null;
+	return { records, unseen };
 }
 
 /**
- * Parameters: $1 keys, $2 claim IDs as stored in the claim table, $3 step names, $4 claim IDs as given.
- * A row per held request (`n`, from 1), with the mark it inserted (NULLs where the step was marked before).
- * The marks are inserted sorted as Postgres sorts the keys' bytes: concurrent batches take them in one order.
+ * Parameters: $1 keys, $2 claim IDs as stored in the claim table, $3 step names, $4 claim IDs as given,
+ * $5 whether the service honours the step key. A row per held request (`n`, from 1). The marks it sees are
+ * locked, and the new ones inserted, in the order Postgres sorts the keys' bytes: concurrent batches take
+ * them in one order. A mark it does not see and cannot insert was committed after its snapshot: state NULL.
  */
-function firstStartsSql(table: ClaimTable): string {
+function startSql(table: ClaimTable): string {
 	const steps = stepTableRef(table.ref).qualified;
+	const same = (a: string, b: string) => `${a}.key = ${b}.key AND ${a}.step = ${b}.step`;
 	return (
 		`WITH u AS (SELECT * FROM unnest($1::text[], $2::${table.layout.claimIdType}[], $3::text[], $4::text[]) ` +
 		`WITH ORDINALITY AS u(key, token, step, claim_id, n)), ${heldCtes(table)}, ` +
+		'marked AS (SELECT s.key, s.step, s.claim_id, s.attempts, s.result, s.started_at, s.finished_at ' +
+		`FROM ${steps} AS s JOIN mine ON ${same('s', 'mine')} ` +
+		'ORDER BY s.key COLLATE "C", s.step COLLATE "C" FOR UPDATE OF s), ' +
+		// Started by this very claim (a second start in its run, or this start's own lost answer) it is in
+		// flight or unknown even where the service honours the key.
+		`restarted AS (UPDATE ${steps} AS s SET attempts = s.attempts + 1, started_at = now(), claim_id = mine.claim_id ` +
+		`FROM mine, marked WHERE $5::boolean AND ${same('marked', 's')} AND ${same('mine', 's')} ` +
+		'AND marked.finished_at IS NULL AND marked.claim_id IS DISTINCT FROM mine.claim_id ' +
+		'RETURNING s.key, s.step, s.attempts, s.started_at), ' +
 		`inserted AS (INSERT INTO ${steps} AS s (key, step, claim_id) ` +
-		'SELECT key, step, claim_id FROM mine ORDER BY key COLLATE "C", step COLLATE "C" ' +
-		'ON CONFLICT (key, step) DO NOTHING RETURNING s.key, s.step, s.attempts, s.result, s.started_at, s.finished_at) ' +
-		'SELECT mine.n, i.attempts, i.result, i.started_at, i.finished_at FROM mine ' +
-		'LEFT JOIN inserted AS i ON i.key = mine.key AND i.step = mine.step'
+		`SELECT key, step, claim_id FROM mine WHERE NOT EXISTS (SELECT 1 FROM marked WHERE ${same('marked', 'mine')}) ` +
+		'ORDER BY key COLLATE "C", step COLLATE "C" ' +
+		'ON CONFLICT (key, step) DO NOTHING RETURNING s.key, s.step, s.attempts, s.started_at) ' +
+		"SELECT mine.n, CASE WHEN i.key IS NOT NULL OR r.key IS NOT NULL THEN 'run' " +
+		"WHEN m.finished_at IS NOT NULL THEN 'done' WHEN m.key IS NOT NULL THEN 'uncertain' END AS state, " +
+		'COALESCE(i.attempts, r.attempts, m.attempts) AS attempts, m.result, ' +
+		'COALESCE(i.started_at, r.started_at, m.started_at) AS started_at, m.finished_at FROM mine ' +
+		`LEFT JOIN inserted AS i ON ${same('i', 'mine')} LEFT JOIN restarted AS r ON ${same('r', 'mine')} ` +
+		`LEFT JOIN marked AS m ON ${same('m', 'mine')}`
 	);
 }
 
