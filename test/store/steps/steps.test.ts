@@ -21,6 +21,11 @@ import {
 	releaseKeys,
 	type TestClaimTable,
 } from '../../support/testClaimTables';
+import { testPool } from '../../support/database';
+
+/** Connections of the test's own, apart from the node's pool: a concurrent writer, and a look at who waits. */
+const other = testPool(2);
+afterAll(() => other.end());
 
 /** A claim table with its step table, its picture read again so it knows of the step table. */
 async function stepTable(layout: 'compact' | 'original'): Promise<TestClaimTable> {
@@ -87,6 +92,36 @@ describe.each(['compact', 'original'] as const)('steps on a %s claim table', (la
 		);
 		expect(records.map((record) => record.state)).toEqual(['done', 'uncertain', 'run']);
 		expect(sent).toBe(1);
+	});
+
+	it('a mark that a concurrent start commits while the statement waits on it is read again: uncertain, never a second run', async () => {
+		const table = await stepTable(layout);
+		const [holder] = await leased(table, ['race']);
+		const concurrent = await other.connect();
+		try {
+			await concurrent.query('BEGIN');
+			await concurrent.query(
+				`INSERT INTO ${stepTableRef(table.ref).qualified} (key, step, claim_id) VALUES ('race', 'pay', $1)`,
+				[holder],
+			);
+			const { rows } = await concurrent.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+			const starting = startSteps(table, [{ key: 'race', step: 'pay', claimId: holder }], {
+				serviceHonoursKey: false,
+			});
+			// The start's statement has its snapshot and waits for the uncommitted mark.
+			for (let waiting = 0; waiting === 0;) {
+				const blocked = await other.query<{ n: number }>(
+					'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+					[rows[0].pid],
+				);
+				waiting = blocked.rows[0].n;
+			}
+			await concurrent.query('COMMIT');
+			const [record] = await starting;
+			expect(record).toMatchObject({ state: 'uncertain', attempts: 1 });
+		} finally {
+			concurrent.release();
+		}
 	});
 
 	it("starts for the holder only, per item: a stale claim ID beside the holder's is refused", async () => {

@@ -1,14 +1,10 @@
-import type { PoolClient } from 'pg';
-
 import type { ClaimTable } from '../table/claimTable';
-import { inTransaction } from '../statements/inTransaction';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
-import { CLAIM_RETRY, withTransientRetry } from '../statements/transientErrors';
+import { CLAIM_RETRY } from '../statements/transientErrors';
 import { storedClaimId } from '../record/storedValues';
 import { stepTableRef } from './stepTable';
 import {
 	heldCtes,
-	heldRequests,
 	stepRecord,
 	type StepRecord,
 	type StepRequest,
@@ -41,22 +37,16 @@ export async function startSteps(
 	if (requests.length === 0) return [];
 	const { records, unseen } = await startInOneStatement(table, requests, options);
 	if (unseen.length === 0) return records;
-	// Marked by a transaction that committed after the statement's snapshot was taken (a concurrent start):
-	// read again in a transaction whose statements see that commit.
-	const { value } = await withTransientRetry(
-		table.pool,
-		(client) =>
-			inTransaction(client, () =>
-				startOn(
-					client,
-					table,
-					unseen.map((position) => requests[position]),
-					options,
-				),
-			),
-		CLAIM_RETRY,
+	// Marked by a concurrent start that committed after the statement's snapshot was taken: the same
+	// statement sent again sees that commit.
+	const again = await startInOneStatement(
+		table,
+		unseen.map((position) => requests[position]),
+		options,
 	);
-	unseen.forEach((position, index) => (records[position] = value[index]));
+	// Still unseen, the mark was deleted and made again meanwhile (Forget Step by hand): unknown, uncertain.
+	again.unseen.forEach((index) => (again.records[index] = stepRecord('uncertain', undefined)));
+	unseen.forEach((position, index) => (records[position] = again.records[index]));
 	return records;
 }
 
@@ -127,85 +117,4 @@ function startSql(table: ClaimTable): string {
 		`LEFT JOIN inserted AS i ON ${same('i', 'mine')} LEFT JOIN restarted AS r ON ${same('r', 'mine')} ` +
 		`LEFT JOIN marked AS m ON ${same('m', 'mine')}`
 	);
-}
-
-interface MarkedRow extends StepRow {
-	key: string;
-	step: string;
-	claim_id: string;
-}
-
-async function startOn(
-	client: PoolClient,
-	table: ClaimTable,
-	requests: StepRequest[],
-	options: StartOptions,
-): Promise<StepRecord[]> {
-	const steps = stepTableRef(table.ref).qualified;
-	const held = await heldRequests(client, table, requests);
-	const records: StepRecord[] = requests.map(() => stepRecord('not_held', undefined));
-	const heldOnes = requests.filter((_, position) => held.has(position));
-	if (heldOnes.length === 0) return records;
-
-	const id = (key: string, step: string) => JSON.stringify([key, step]);
-	const columns = [
-		heldOnes.map((request) => request.key),
-		heldOnes.map((request) => request.step),
-		heldOnes.map((request) => request.claimId),
-	];
-	// Sorted as Postgres sorts the keys' bytes: concurrent batches take the rows in one order.
-	const inserted = await client.query<MarkedRow>(
-		`INSERT INTO ${steps} AS s (key, step, claim_id) ` +
-			'SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS u(key, step, claim_id) ' +
-			'ORDER BY u.key COLLATE "C", u.step COLLATE "C" ' +
-			'ON CONFLICT (key, step) DO NOTHING RETURNING s.key, s.step, s.claim_id, s.attempts, s.result, s.started_at, s.finished_at',
-		columns,
-	);
-	const outcomes = new Map<string, StepRecord>();
-	for (const row of inserted.rows) outcomes.set(id(row.key, row.step), stepRecord('run', row));
-
-	// The rest were marked before (or by a transaction that just committed): read each under its row lock,
-	// in a statement of its own, whose snapshot sees that commit.
-	const marked = heldOnes.filter((request) => !outcomes.has(id(request.key, request.step)));
-	if (marked.length > 0) {
-		const current = await client.query<MarkedRow>(
-			`SELECT s.key, s.step, s.claim_id, s.attempts, s.result, s.started_at, s.finished_at FROM ${steps} AS s ` +
-				'JOIN unnest($1::text[], $2::text[]) AS u(key, step) ON s.key = u.key AND s.step = u.step ' +
-				'ORDER BY s.key COLLATE "C", s.step COLLATE "C" FOR UPDATE OF s',
-			[marked.map((request) => request.key), marked.map((request) => request.step)],
-		);
-		const claimIds = new Map(
-			marked.map((request) => [id(request.key, request.step), request.claimId]),
-		);
-		const again: MarkedRow[] = [];
-		for (const row of current.rows) {
-			const rowId = id(row.key, row.step);
-			if (row.finished_at !== null) outcomes.set(rowId, stepRecord('done', row));
-			// Started by this very claim (a second start in its run, or this start's own lost answer) it is
-			// in flight or unknown even where the service honours the key.
-			else if (options.serviceHonoursKey && row.claim_id !== claimIds.get(rowId)) again.push(row);
-			else outcomes.set(rowId, stepRecord('uncertain', row));
-		}
-		if (again.length > 0) {
-			const restarted = await client.query<MarkedRow>(
-				`UPDATE ${steps} AS s SET attempts = s.attempts + 1, started_at = now(), claim_id = u.claim_id ` +
-					'FROM unnest($1::text[], $2::text[], $3::text[]) AS u(key, step, claim_id) ' +
-					'WHERE s.key = u.key AND s.step = u.step ' +
-					'RETURNING s.key, s.step, s.claim_id, s.attempts, s.result, s.started_at, s.finished_at',
-				[
-					again.map((row) => row.key),
-					again.map((row) => row.step),
-					again.map((row) => claimIds.get(id(row.key, row.step))),
-				],
-			);
-			for (const row of restarted.rows) outcomes.set(id(row.key, row.step), stepRecord('run', row));
-		}
-	}
-	requests.forEach((request, position) => {
-		// A mark deleted between the insert and the read (Forget Step, by hand) stays unknown: uncertain.
-		if (held.has(position))
-			records[position] =
-				outcomes.get(id(request.key, request.step)) ?? stepRecord('uncertain', undefined);
-	});
-	return records;
 }
