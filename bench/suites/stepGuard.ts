@@ -1,7 +1,8 @@
 // Idempotency Step's first pass against the bare call: per event, one-item executions of the built nodes,
 // a claim (lease), then an HTTP call to a no-op service on loopback and Complete, with or without Start Step
 // before the call and Finish Step after it, in alternating rounds. The claim is timed apart from the rest,
-// so both the whole event at the node and the part after the claim are compared.
+// so both the whole event at the node and the part after the claim are compared. A third side starts the
+// step and records no result (no Finish Step): the floor of the guard, Start Step's one durable commit.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -18,8 +19,8 @@ const TABLE = 'bench_step_claims';
 const TARGET = 1.2;
 const STEP = 'call service';
 
-type Side = 'bare call' | 'guarded call';
-const SIDES: Side[] = ['bare call', 'guarded call'];
+type Side = 'bare call' | 'guarded call' | 'Start Step only';
+const SIDES: Side[] = ['bare call', 'guarded call', 'Start Step only'];
 
 const sizes = (quick: boolean) => (quick ? { rounds: 6, block: 30 } : { rounds: 20, block: 100 });
 
@@ -57,25 +58,34 @@ export const run: Benchmark = async ({ dist, pool, credentials, quick, check }) 
 		});
 		return { json: (await answer.json()) as IDataObject, pairedItem: { item: 0 } };
 	};
+	const start = async (claimed: INodeExecutionData) => {
+		const [run] = await stepNode(
+			[claimed],
+			{ operation: 'start', stepName: STEP },
+			claimOfItem([claimed]),
+		);
+		check(run.length === 1, 'step guard bench: a first start leaves on Run');
+		return run[0];
+	};
 	const afterClaim: Record<Side, (claimed: INodeExecutionData) => Promise<void>> = {
 		'bare call': async (claimed) => {
 			await call(claimed);
 			await keyNode([claimed], { operation: 'complete' }, claimOfItem([claimed]));
 		},
 		'guarded call': async (claimed) => {
-			const [run] = await stepNode(
-				[claimed],
-				{ operation: 'start', stepName: STEP },
-				claimOfItem([claimed]),
-			);
-			check(run.length === 1, 'step guard bench: a first start leaves on Run');
-			const answer = await call(run[0], stepKeyOf(run[0]));
+			const run = await start(claimed);
+			const answer = await call(run, stepKeyOf(run));
 			const [finished] = await stepNode(
 				[answer],
 				{ operation: 'finish', stepName: STEP, resultSource: 'item' },
 				claimOfItem([claimed]),
 			);
 			check(finished.length === 1, 'step guard bench: Finish Step records the result');
+			await keyNode([claimed], { operation: 'complete' }, claimOfItem([claimed]));
+		},
+		'Start Step only': async (claimed) => {
+			const run = await start(claimed);
+			await call(run, stepKeyOf(run));
 			await keyNode([claimed], { operation: 'complete' }, claimOfItem([claimed]));
 		},
 	};
@@ -135,6 +145,10 @@ export const run: Benchmark = async ({ dist, pool, credentials, quick, check }) 
 				'after the claim only (call and Complete): with Start Step + Finish Step ÷ without',
 				after[1] / after[0],
 			),
+			ratioRow(
+				'the floor: with Start Step alone (no Finish Step, its one durable commit) ÷ without',
+				whole[2] / whole[0],
+			),
 			reportedRow(
 				'time per event, each side (after the claim in brackets)',
 				SIDES.map(
@@ -142,7 +156,7 @@ export const run: Benchmark = async ({ dist, pool, credentials, quick, check }) 
 				).join('; ') + `; the guard adds ${formatMs(whole[1] - whole[0])}`,
 			),
 			reportedRow(
-				'statements sent per event, each side (claim, call, Complete; with the guard)',
+				'statements sent per event, each side (claim, call, Complete; with the guard; with Start Step alone)',
 				SIDES.map((side, index) => `${side} ${statements[index]}`).join('; '),
 			),
 		],

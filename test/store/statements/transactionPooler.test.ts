@@ -4,6 +4,11 @@ import type { Pool } from 'pg';
 import { claimBatch } from '../../../nodes/Idempotency/store/claims/claimBatch';
 import type { ClaimTable } from '../../../nodes/Idempotency/store/table/claimTable';
 import { purgeKeys } from '../../../nodes/Idempotency/store/claims/purgeKeys';
+import { newClaimId } from '../../../nodes/Idempotency/store/record/claimId';
+import { finishSteps } from '../../../nodes/Idempotency/store/steps/finishSteps';
+import { startSteps } from '../../../nodes/Idempotency/store/steps/startSteps';
+import { createStepTableSql, stepTableRef } from '../../../nodes/Idempotency/store/steps/stepTable';
+import { openClaimTable } from '../../../nodes/Idempotency/store/table/claimTable';
 import { rowsOf } from '../../support/claimTableSql';
 import {
 	completeKeys,
@@ -102,6 +107,38 @@ describeWithPooler(
 			const purged = await purgeKeys(table, { olderThanDays: 30, batchSize: 25 });
 			expect(purged.deleted).toBe(550);
 			expect((await rowsOf(admin, table.ref.qualified)).length).toBe(20 * 50 + 1 - 550);
+		});
+
+		it("Start Step and Finish Step: Finish's own commit mode ends with its transaction, nothing stays on a server connection", async () => {
+			const pooled = await throughPooler();
+			await admin.query(createStepTableSql(stepTableRef(pooled.ref)));
+			const table = {
+				...pooled,
+				...(await openClaimTable(pooled.pool, pooled.ref, {
+					createIfMissing: false,
+					privileges: [],
+					fresh: true,
+				})),
+			};
+			for (let i = 0; i < 20; i++) {
+				const request = { key: `evt:step-${i}`, step: 'pay', claimId: newClaimId() };
+				await table.claim([request.key], { mode: 'lease', claimId: request.claimId });
+				const [first] = await startSteps(table, [request], { serviceHonoursKey: false });
+				expect(first.state).toBe('run');
+				expect(await finishSteps(table, [{ ...request, result: `{"n":${i}}` }])).toEqual([
+					'finished',
+				]);
+				const [again] = await startSteps(table, [request], { serviceHonoursKey: false });
+				expect([again.state, again.result]).toEqual(['done', { n: i }]);
+			}
+			const settings = await Promise.all(
+				Array.from({ length: 8 }, () =>
+					table.pool.query<{ mode: string }>(
+						"SELECT current_setting('synchronous_commit') AS mode, pg_sleep(0.05)",
+					),
+				),
+			);
+			expect(new Set(settings.map(({ rows }) => rows[0].mode))).toEqual(new Set(['on']));
 		});
 
 		it('1,000 rounds of 8 concurrent claims of one fresh key: exactly one winner every round', async () => {

@@ -2,12 +2,15 @@
  * store/steps on real claim tables of both layouts: who may start and finish a step, what a restart reads,
  * and that every way a claim row goes (Complete, Release, Purge, Clear) takes its step marks with it.
  */
+import { Client } from 'pg';
+
 import { clearScope } from '../../../nodes/Idempotency/store/claims/clearScope';
 import { purgeKeys } from '../../../nodes/Idempotency/store/claims/purgeKeys';
 import { newClaimId } from '../../../nodes/Idempotency/store/record/claimId';
 import { finishSteps } from '../../../nodes/Idempotency/store/steps/finishSteps';
 import { forgetSteps } from '../../../nodes/Idempotency/store/steps/forgetSteps';
 import { startSteps } from '../../../nodes/Idempotency/store/steps/startSteps';
+import type { StepRecord } from '../../../nodes/Idempotency/store/steps/stepRecord';
 import { createStepTableSql, stepTableRef } from '../../../nodes/Idempotency/store/steps/stepTable';
 import { openClaimTable } from '../../../nodes/Idempotency/store/table/claimTable';
 import { watermarkRef } from '../../../nodes/Idempotency/store/watermark/watermarkTable';
@@ -18,6 +21,11 @@ import {
 	releaseKeys,
 	type TestClaimTable,
 } from '../../support/testClaimTables';
+import { testPool } from '../../support/database';
+
+/** Connections of the test's own, apart from the node's pool: a concurrent writer, and a look at who waits. */
+const other = testPool(2);
+afterAll(() => other.end());
 
 /** A claim table with its step table, its picture read again so it knows of the step table. */
 async function stepTable(layout: 'compact' | 'original'): Promise<TestClaimTable> {
@@ -50,7 +58,72 @@ async function markedKeys(table: TestClaimTable): Promise<string[]> {
 	return rows.map((row) => row.key);
 }
 
+/** How many statements `work` sends: pg's Client#query, called once per statement on a pooled connection. */
+async function statementsSent(work: () => Promise<unknown>): Promise<number> {
+	const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+	const original = prototype.query;
+	let sent = 0;
+	prototype.query = function counted(this: unknown, ...args: unknown[]) {
+		sent++;
+		return original.apply(this, args);
+	};
+	try {
+		await work();
+	} finally {
+		prototype.query = original;
+	}
+	return sent;
+}
+
 describe.each(['compact', 'original'] as const)('steps on a %s claim table', (layout) => {
+	it('a start and a finish are one statement each, whether the step is new, finished or unfinished', async () => {
+		const table = await stepTable(layout);
+		const [holder] = await leased(table, ['one']);
+		const pay = { key: 'one', step: 'pay', claimId: holder };
+		const first = [pay, { key: 'one', step: 'mail', claimId: holder }];
+		expect(await statementsSent(() => startSteps(table, first, { serviceHonoursKey: false }))).toBe(
+			1,
+		);
+		expect(await statementsSent(() => finishSteps(table, [{ ...pay, result: '1' }]))).toEqual(1);
+		const again = [...first, { key: 'one', step: 'ship', claimId: holder }];
+		let records: StepRecord[] = [];
+		const sent = await statementsSent(
+			async () => (records = await startSteps(table, again, { serviceHonoursKey: false })),
+		);
+		expect(records.map((record) => record.state)).toEqual(['done', 'uncertain', 'run']);
+		expect(sent).toBe(1);
+	});
+
+	it('a mark that a concurrent start commits while the statement waits on it is read again: uncertain, never a second run', async () => {
+		const table = await stepTable(layout);
+		const [holder] = await leased(table, ['race']);
+		const concurrent = await other.connect();
+		try {
+			await concurrent.query('BEGIN');
+			await concurrent.query(
+				`INSERT INTO ${stepTableRef(table.ref).qualified} (key, step, claim_id) VALUES ('race', 'pay', $1)`,
+				[holder],
+			);
+			const { rows } = await concurrent.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+			const starting = startSteps(table, [{ key: 'race', step: 'pay', claimId: holder }], {
+				serviceHonoursKey: false,
+			});
+			// The start's statement has its snapshot and waits for the uncommitted mark.
+			for (let waiting = 0; waiting === 0;) {
+				const blocked = await other.query<{ n: number }>(
+					'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+					[rows[0].pid],
+				);
+				waiting = blocked.rows[0].n;
+			}
+			await concurrent.query('COMMIT');
+			const [record] = await starting;
+			expect(record).toMatchObject({ state: 'uncertain', attempts: 1 });
+		} finally {
+			concurrent.release();
+		}
+	});
+
 	it("starts for the holder only, per item: a stale claim ID beside the holder's is refused", async () => {
 		const table = await stepTable(layout);
 		const [holder] = await leased(table, ['a']);

@@ -1,7 +1,4 @@
-import type { PoolClient } from 'pg';
-
 import { heldSql, mineSql } from '../record/claimConditions';
-import { storedClaimId } from '../record/storedValues';
 import type { ClaimTable } from '../table/claimTable';
 
 /** One item's step, named by the event's key, the step's name and the claim ID of the execution asking. */
@@ -48,31 +45,17 @@ export function stepRecord(state: StepState, row: StepRow | undefined): StepReco
 }
 
 /**
- * A statement answering the ordinals (`n`, from 1) of the requests, keys `$1` and stored claim IDs `$2`,
- * whose event's claim the claim ID holds. The claim rows are locked FOR SHARE in key order, so a takeover,
- * Complete or Release of the claim waits until the transaction that asked is over: none slips between
- * the check and what the caller then writes. The claim ID is compared with the locked row as it is now.
+ * The CTEs `held` and `mine` over an input CTE `u` with columns `key`, `token` (the claim ID as stored) and
+ * `n`: `mine` is the rows of `u` whose event's claim their claim ID holds. The claim rows are locked FOR
+ * SHARE in key order, so a takeover, Complete or Release of the claim waits until the transaction that
+ * asked is over: none slips between the check and what the statement then writes. The
+ * claim ID is compared with the locked row as it is now.
  */
-function heldRequestsSql(table: ClaimTable): string {
-	const { layout } = table;
+export function heldCtes(table: ClaimTable): string {
 	return (
-		`WITH u AS (SELECT * FROM unnest($1::text[], $2::${layout.claimIdType}[]) WITH ORDINALITY AS u(key, token, n)), ` +
 		`held AS (SELECT c.key, c.claim_token FROM ${table.ref.qualified} AS c ` +
-		`WHERE EXISTS (SELECT 1 FROM u WHERE u.key = c.key AND ${heldSql(layout, 'c', 'u.token')}) ` +
-		'ORDER BY c.key COLLATE "C" FOR SHARE OF c) ' +
-		`SELECT u.n FROM u JOIN held AS h ON h.key = u.key AND ${mineSql('h', 'u.token')}`
+		`WHERE EXISTS (SELECT 1 FROM u WHERE u.key = c.key AND ${heldSql(table.layout, 'c', 'u.token')}) ` +
+		'ORDER BY c.key COLLATE "C" FOR SHARE OF c), ' +
+		`mine AS (SELECT u.* FROM u JOIN held AS h ON h.key = u.key AND ${mineSql('h', 'u.token')})`
 	);
-}
-
-/** The positions of the requests whose claim their claim ID holds, their claim rows locked FOR SHARE. */
-export async function heldRequests(
-	client: PoolClient,
-	table: ClaimTable,
-	requests: StepRequest[],
-): Promise<Set<number>> {
-	const { rows } = await client.query<{ n: string }>(heldRequestsSql(table), [
-		requests.map((request) => request.key),
-		requests.map((request) => storedClaimId(table.layout, request.claimId)),
-	]);
-	return new Set(rows.map((row) => Number(row.n) - 1));
 }
