@@ -3,20 +3,9 @@
  * the message is stored and keeps redeliveries out; the burst and a flushed burst take the same path to
  * the work, which ends in Complete, or in Release when it failed. Running it is test/e2e/bursts's job.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readShippedWorkflow } from '../support/shippedWorkflowFile';
 
-import { REPO_ROOT } from '../../harness/repo';
-
-interface Node {
-	name: string;
-	type: string;
-	onError?: string;
-	parameters: Record<string, unknown>;
-}
-const workflow = JSON.parse(
-	readFileSync(join(REPO_ROOT, 'workflows', 'chat-burst-template.json'), 'utf8'),
-) as { nodes: Node[]; connections: Record<string, { main: Array<Array<{ node: string }>> }> };
+const workflow = readShippedWorkflow('chat-burst-template.json');
 const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
 const targets = (from: string, output: number) =>
 	(workflow.connections[from]?.main[output] ?? []).map((target) => byName.get(target.node)!);

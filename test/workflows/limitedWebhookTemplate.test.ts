@@ -2,26 +2,15 @@
  * workflows/limited-webhook-template.json, as a user imports it: the claim comes first, so a duplicate
  * never reaches the limit; Got Slot runs the business step, which frees its slot whether it succeeded or
  * failed; No Slot releases the event and answers 503 with the seconds Take Slot gave as Retry-After.
- * Running it in real n8n is not done (the e2e suites were not extended).
+ * Running it in real n8n: test/e2e/limitsQueueMode.e2e.test.ts (queue mode, a worker killed mid-step).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readShippedWorkflow, type ShippedNode } from '../support/shippedWorkflowFile';
 
-import { REPO_ROOT } from '../../harness/repo';
-
-interface Node {
-	name: string;
-	type: string;
-	onError?: string;
-	parameters: Record<string, unknown>;
-}
-const workflow = JSON.parse(
-	readFileSync(join(REPO_ROOT, 'workflows', 'limited-webhook-template.json'), 'utf8'),
-) as { nodes: Node[]; connections: Record<string, { main: Array<Array<{ node: string }>> }> };
+const workflow = readShippedWorkflow('limited-webhook-template.json');
 const byName = new Map(workflow.nodes.map((node) => [node.name, node]));
 const targets = (from: string, output: number) =>
 	(workflow.connections[from]?.main[output] ?? []).map((target) => byName.get(target.node)!);
-const typeOf = (nodes: Node[]) => nodes.map((node) => node.type);
+const typeOf = (nodes: ShippedNode[]) => nodes.map((node) => node.type);
 const LIMIT = 'n8n-nodes-idempotency.idempotencyLimit';
 const KEY = 'n8n-nodes-idempotency.idempotencyKey';
 const RESPOND = 'n8n-nodes-base.respondToWebhook';

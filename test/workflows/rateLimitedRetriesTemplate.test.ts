@@ -5,20 +5,9 @@
  * when Check Rate says the window lets it through and not counted as an attempt, and the sender is told
  * 202. Running it in real n8n: test/e2e/rateLimitedRetries.e2e.test.ts.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readShippedWorkflow } from '../support/shippedWorkflowFile';
 
-import { REPO_ROOT } from '../../harness/repo';
-
-interface Node {
-	name: string;
-	type: string;
-	onError?: string;
-	parameters: Record<string, unknown>;
-}
-const workflow = JSON.parse(
-	readFileSync(join(REPO_ROOT, 'workflows', 'rate-limited-retries-template.json'), 'utf8'),
-) as { nodes: Node[]; connections: Record<string, { main: Array<Array<{ node: string }>> }> };
+const workflow = readShippedWorkflow('rate-limited-retries-template.json');
 const node = (name: string) => workflow.nodes.find((candidate) => candidate.name === name)!;
 const targets = (from: string, output: number) =>
 	(workflow.connections[from]?.main[output] ?? []).map((target) => target.node);
