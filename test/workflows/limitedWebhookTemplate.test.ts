@@ -1,7 +1,8 @@
 /**
  * workflows/limited-webhook-template.json, as a user imports it: the claim comes first, so a duplicate
- * never reaches the limit; Got Slot runs the business step, which frees its slot whether it succeeded or
- * failed; No Slot releases the event and answers 503 with the seconds Take Slot gave as Retry-After.
+ * never reaches the limit; Got Slot runs Write and Complete (the business write and the Complete in one
+ * transaction), then frees its slot whether it wrote or failed; No Slot releases the event and answers 503
+ * with the seconds Take Slot gave as Retry-After.
  * Running it in real n8n: test/e2e/limitsQueueMode.e2e.test.ts (queue mode, a worker killed mid-step).
  */
 import { readShippedWorkflow, type ShippedNode } from '../support/shippedWorkflowFile';
@@ -29,11 +30,37 @@ it('claims first: only a new event reaches Take Slot, which limits per customer'
 	expect(take.parameters).toMatchObject({ limitKey: '={{ $json.body.customerId }}', maxAtOnce: 2 });
 });
 
-it('frees the slot after the business step, whether it succeeded or failed, then completes or releases', () => {
+it("Got Slot runs Write and Complete: the business write and the claim's Complete in one transaction, as the node template does", () => {
 	const [step] = targets(take.name, 0);
-	expect(step.onError).toBe('continueErrorOutput');
+	const nodeTemplate = readShippedWorkflow('idempotency-claim-template.json');
+	const shape = ({ type, onError, parameters }: ShippedNode) => ({
+		type,
+		onError,
+		parameters: Object.keys(parameters).sort(),
+	});
+	const example = nodeTemplate.nodes.find(
+		(node) => node.parameters.operation === 'completeWithWrite',
+	)!;
+	expect(shape(step)).toEqual(shape(example));
+	expect(step.parameters).toMatchObject({
+		operation: 'completeWithWrite',
+		query: example.parameters.query,
+		// Take Slot's item is the claim's, its slot added: the Key and Claim ID are left at their defaults
+		// ($json.idempotency.key / .claimId), as in the node template.
+		queryParameters: "={{ [ $json.idempotency.key, 'customer:' + $json.body.customerId ] }}",
+	});
+	// Nothing else writes the business row or completes the claim.
+	expect(
+		workflow.nodes.filter(
+			(node) => node.type === 'n8n-nodes-base.postgres' || node.parameters.operation === 'complete',
+		),
+	).toEqual([]);
+});
+
+it('frees the slot after Write and Complete, whether it wrote or failed (not_held included), then answers 200 or releases and answers 500', () => {
+	const [step] = targets(take.name, 0);
 	for (const [output, settle, answer] of [
-		[0, 'complete', 200],
+		[0, undefined, 200],
 		[1, 'release', 500],
 	] as const) {
 		const [free] = targets(step.name, output);
@@ -42,13 +69,22 @@ it('frees the slot after the business step, whether it succeeded or failed, then
 			operation: 'freeSlot',
 			slotId: `={{ $('${take.name}').item.json.idempotency.slot.slotId }}`,
 		});
-		// A Free Slot that fails still lets the done work complete: the slot's lease frees it.
+		// A Free Slot that fails still lets the done work be answered: the slot's lease frees it.
 		expect(free.onError).toBe('continueRegularOutput');
-		const [settled] = targets(free.name, 0);
-		expect(settled).toMatchObject({ type: KEY, parameters: { operation: settle } });
-		const [respond] = targets(settled.name, 0);
-		expect(respond.type).toBe(RESPOND);
-		expect(respond.parameters).toMatchObject({ options: { responseCode: answer } });
+		let [next] = targets(free.name, 0);
+		if (settle) {
+			// Release with the claim's own Claim ID: a claim taken over meanwhile (not_held) is left to its holder.
+			expect(next).toMatchObject({
+				type: KEY,
+				parameters: {
+					operation: settle,
+					claimId: "={{ $('Claim Event').item.json.idempotency.claimId }}",
+				},
+			});
+			[next] = targets(next.name, 0);
+		}
+		expect(next.type).toBe(RESPOND);
+		expect(next.parameters).toMatchObject({ options: { responseCode: answer } });
 	}
 });
 
