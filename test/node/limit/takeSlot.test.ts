@@ -191,6 +191,34 @@ describe('Take Slot and Free Slot', () => {
 		expect(Date.now() - freedAt).toBeLessThan(300);
 	});
 
+	it('sends no item on with a slot whose lease ran out while other items of its execution waited', async () => {
+		const table = uniqueTableName('limits');
+		const lease = { maxAtOnce: 1, slotLeaseSeconds: 60 };
+		const [[holder]] = await take(table, 'globex', { ...lease, slotLeaseSeconds: 300 });
+		// acme and initech get their slots at once; globex waits behind the holder.
+		const waiting = run('takeSlot', [order('acme'), order('initech'), order('globex')], table, {
+			...lease,
+			whenNoSlot: 'wait',
+			maxWaitSeconds: 30,
+		});
+		await sleep(200);
+		// The wait outlasts acme's and initech's leases; another execution takes acme's slot meanwhile.
+		await clock.advance(61);
+		const [[other]] = await take(table, 'acme', lease);
+		expect(slotOf(other)?.slotId).toEqual(expect.any(String));
+		await free(table, holder);
+		const [got, none] = await waiting;
+		// acme's slot is the other execution's: acme does not also leave on Got Slot.
+		expect(got.map((item) => item.json.customer)).toEqual(['initech', 'globex']);
+		expect(none.map((item) => item.json.customer)).toEqual(['acme']);
+		// The slots that left have their whole lease ahead of them.
+		const { rows } = await pool.query<{ now: Date }>('SELECT now()');
+		for (const item of got)
+			expect(Date.parse(slotOf(item)?.leaseUntil as string)).toBeGreaterThan(
+				rows[0].now.valueOf() + 59_000,
+			);
+	});
+
 	it('leaves a waiting execution on No Slot when Max Wait is up', async () => {
 		const table = uniqueTableName('limits');
 		await take(table, 'acme', { maxAtOnce: 1 });

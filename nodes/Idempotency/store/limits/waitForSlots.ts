@@ -17,6 +17,7 @@ const LONGEST_GAP_MS = 200;
  * workers. Where the holder runs in this process, its Free Slot wakes the waiters of its key at once
  * (settleSignals); a slot freed elsewhere, or whose lease ran out, is found by the next look. A request
  * still without a slot when the time is up (or the execution is cancelled) keeps its last answer.
+ * After a wait, the slots taken before it are taken again, so that each leaves with its whole lease.
  */
 export async function takeSlots(
 	pool: Pool,
@@ -29,6 +30,7 @@ export async function takeSlots(
 	const deadline = processClock.nowMs() + waitMs;
 	const answers: SlotAnswer[] = [];
 	for (const request of requests) answers.push(await takeSlot(pool, tables, request));
+	let waited = false;
 	let waiting = requests.flatMap((_, position) => (answers[position].taken ? [] : [position]));
 	for (let look = 0; waiting.length > 0 && !cancelled?.aborted; look++) {
 		const left = deadline - processClock.nowMs();
@@ -38,7 +40,14 @@ export async function takeSlots(
 		for (const position of waiting)
 			answers[position] = await takeSlot(pool, tables, requests[position]);
 		waiting = waiting.filter((position) => !answers[position].taken);
+		waited = true;
 	}
+	// A slot taken before the wait had its lease running out while the others waited (past its end, another
+	// execution may hold it now): each is taken again by its slot ID, its own slot found and its lease run
+	// from now, or, given away meanwhile, another free one or none.
+	if (waited)
+		for (const [position, answer] of answers.entries())
+			if (answer.taken) answers[position] = await takeSlot(pool, tables, requests[position]);
 	return answers;
 }
 
