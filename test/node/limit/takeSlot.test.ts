@@ -250,6 +250,13 @@ describe('Take Slot and Free Slot', () => {
 		expect((await take(table, 'acme', { maxAtOnce: 1 }))[GOT_SLOT]).toHaveLength(1);
 	});
 
+	it('says freed once when one batch frees the same slot twice', async () => {
+		const table = uniqueTableName('limits');
+		const [[holder]] = await take(table, 'acme', { maxAtOnce: 1 });
+		const [freed] = await run('freeSlot', [holder, holder], table);
+		expect(freed.map((item) => slotOf(item)?.freed)).toEqual([true, false]);
+	});
+
 	it.each([
 		[
 			'Max at Once below 1',

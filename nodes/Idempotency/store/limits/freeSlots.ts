@@ -39,6 +39,7 @@ export async function freeSlots(
 		tables.slots,
 		value.rows.map((row) => row.key),
 	);
+	// A slot ID given twice (the same item twice in a batch) freed its slot once: only the first says so.
 	const freed = new Set(value.rows.map((row) => row.slot_id));
-	return slotIds.map((slotId) => freed.has(slotId));
+	return slotIds.map((slotId) => freed.delete(slotId));
 }
