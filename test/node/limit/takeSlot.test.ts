@@ -250,6 +250,31 @@ describe('Take Slot and Free Slot', () => {
 		expect((await take(table, 'acme', { maxAtOnce: 1 }))[GOT_SLOT]).toHaveLength(1);
 	});
 
+	it('gives back the slots an execution took when the database refuses a later item of it', async () => {
+		const table = uniqueTableName('limits');
+		await take(table, 'warm');
+		// The database refuses any statement on the slots of key "boom" (as it may refuse one item's, for
+		// a full disk or a timeout): the execution fails as a whole, after acme took its slot.
+		const slots = limitTables(tableRef('public', table)).slots;
+		const refuse = uniqueTableName('refuse');
+		await pool.query(
+			`CREATE FUNCTION ${refuse}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+				IF NEW.key = 'boom' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`,
+		);
+		await pool.query(
+			`CREATE TRIGGER ${refuse} BEFORE INSERT OR UPDATE ON ${slots} FOR EACH ROW EXECUTE FUNCTION ${refuse}()`,
+		);
+		try {
+			await expect(
+				run('takeSlot', [order('acme'), order('boom')], table, { maxAtOnce: 1 }),
+			).rejects.toThrow(/refused/);
+			// No item went on to the work: acme's slot is free for the sender's retry, not held for 300 s.
+			expect((await take(table, 'acme', { maxAtOnce: 1 }))[GOT_SLOT]).toHaveLength(1);
+		} finally {
+			await pool.query(`DROP TRIGGER ${refuse} ON ${slots}; DROP FUNCTION ${refuse}()`);
+		}
+	});
+
 	it('says freed once when one batch frees the same slot twice', async () => {
 		const table = uniqueTableName('limits');
 		const [[holder]] = await take(table, 'acme', { maxAtOnce: 1 });

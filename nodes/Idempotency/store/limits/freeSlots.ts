@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { signalSettled } from '../claims/settleSignals';
 import { DB_NOW } from '../record/claimConditions';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
-import { SETTLE_RETRY } from '../statements/transientErrors';
+import { SETTLE_RETRY, type RetryBudget } from '../statements/transientErrors';
 import type { LimitTables } from './limitTables';
 
 /**
@@ -28,12 +28,13 @@ export async function freeSlots(
 	pool: Pool,
 	tables: LimitTables,
 	slotIds: string[],
+	budget: RetryBudget = SETTLE_RETRY,
 ): Promise<boolean[]> {
 	const { value } = await queryStatementWithRetry<{ slot_id: string; key: string }>(
 		pool,
 		namedStatement(freeSql(tables)),
 		[slotIds],
-		SETTLE_RETRY,
+		budget,
 	);
 	signalSettled(
 		tables.slots,

@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 
 import { processClock } from '../../../shared/processClock';
 import { pauseUnlessSettled } from '../claims/settleSignals';
+import { freeSlots } from './freeSlots';
 import type { LimitTables } from './limitTables';
 import { takeSlot, type SlotAnswer, type SlotRequest } from './takeSlot';
 
@@ -17,7 +18,8 @@ const LONGEST_GAP_MS = 200;
  * workers. Where the holder runs in this process, its Free Slot wakes the waiters of its key at once
  * (settleSignals); a slot freed elsewhere, or whose lease ran out, is found by the next look. A request
  * still without a slot when the time is up (or the execution is cancelled) keeps its last answer.
- * After a wait, the slots taken before it are taken again, so that each leaves with its whole lease.
+ * After a wait, the slots taken before it are taken again, so that each leaves with its whole lease. A
+ * database failure fails them all, and gives back what they took.
  */
 export async function takeSlots(
 	pool: Pool,
@@ -26,6 +28,32 @@ export async function takeSlots(
 	waitMs: number,
 	cancelled?: AbortSignal,
 	sleep: (ms: number) => Promise<void> = processClock.sleep,
+): Promise<SlotAnswer[]> {
+	let answered = false;
+	try {
+		const answers = await takeOrWait(pool, tables, requests, waitMs, cancelled, sleep);
+		answered = true;
+		return answers;
+	} finally {
+		// Failed: every item fails, none goes on to the work, so the slots taken so far (an answer lost, too)
+		// are given back rather than held until their leases end. Once, at once: the error is what they carry.
+		if (!answered)
+			await freeSlots(
+				pool,
+				tables,
+				requests.map(({ slotId }) => slotId),
+				{ totalMs: 0 },
+			).catch(() => undefined);
+	}
+}
+
+async function takeOrWait(
+	pool: Pool,
+	tables: LimitTables,
+	requests: SlotRequest[],
+	waitMs: number,
+	cancelled: AbortSignal | undefined,
+	sleep: (ms: number) => Promise<void>,
 ): Promise<SlotAnswer[]> {
 	const deadline = processClock.nowMs() + waitMs;
 	const answers: SlotAnswer[] = [];
