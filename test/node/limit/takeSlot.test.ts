@@ -275,6 +275,26 @@ describe('Take Slot and Free Slot', () => {
 		}
 	});
 
+	it('gives back the slots an execution took when it is cancelled while others of it wait', async () => {
+		const table = uniqueTableName('limits');
+		await take(table, 'globex', { maxAtOnce: 1 });
+		const cancel = new AbortController();
+		const waiting = run(
+			'takeSlot',
+			[order('acme'), order('globex')],
+			table,
+			{ maxAtOnce: 1, whenNoSlot: 'wait', maxWaitSeconds: 30 },
+			(context) => {
+				context.getExecutionCancelSignal = () => cancel.signal;
+			},
+		);
+		await sleep(200);
+		cancel.abort();
+		// Cancelled, the execution runs nothing after this node (no Free Slot): acme's slot is not kept.
+		await expect(waiting).rejects.toThrow(/cancelled/);
+		expect((await take(table, 'acme', { maxAtOnce: 1 }))[GOT_SLOT]).toHaveLength(1);
+	});
+
 	it('says freed once when one batch frees the same slot twice', async () => {
 		const table = uniqueTableName('limits');
 		const [[holder]] = await take(table, 'acme', { maxAtOnce: 1 });

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 
 import { processClock } from '../../../shared/processClock';
+import { CancelledError } from '../../errors';
 import { pauseUnlessSettled } from '../claims/settleSignals';
 import { freeSlots } from './freeSlots';
 import type { LimitTables } from './limitTables';
@@ -17,9 +18,9 @@ const LONGEST_GAP_MS = 200;
  * looks and no session state is used, so it holds behind a transaction pooler and across queue-mode
  * workers. Where the holder runs in this process, its Free Slot wakes the waiters of its key at once
  * (settleSignals); a slot freed elsewhere, or whose lease ran out, is found by the next look. A request
- * still without a slot when the time is up (or the execution is cancelled) keeps its last answer.
+ * still without a slot when the time is up keeps its last answer; a cancelled execution fails.
  * After a wait, the slots taken before it are taken again, so that each leaves with its whole lease. A
- * database failure fails them all, and gives back what they took.
+ * database failure or a cancel fails them all, and gives back what they took.
  */
 export async function takeSlots(
 	pool: Pool,
@@ -70,6 +71,9 @@ async function takeOrWait(
 		waiting = waiting.filter((position) => !answers[position].taken);
 		waited = true;
 	}
+	// A cancelled execution runs no Free Slot: failing, it gives back what its items took.
+	if (cancelled?.aborted)
+		throw new CancelledError('the execution was cancelled while its items waited for slots');
 	// A slot taken before the wait had its lease running out while the others waited (past its end, another
 	// execution may hold it now): each is taken again by its slot ID, its own slot found and its lease run
 	// from now, or, given away meanwhile, another free one or none.
