@@ -336,6 +336,17 @@ describe('Take Slot and Free Slot', () => {
 		expect(rows[0].exists).toBe(false);
 	});
 
+	it("tells a Free Slot whose tables do not exist to name its Take Slot's table, not to create them", async () => {
+		// Create Table If Missing is on (its default): Free Slot creates nothing, and says why it failed.
+		const table = uniqueTableName('limits');
+		const stranger: INodeExecutionData = {
+			json: { idempotency: { slot: { key: 'acme', slotId: 'from-another-table' } } },
+		};
+		const failure = run('freeSlot', [stranger], table);
+		await expect(failure).rejects.toThrow(/do not exist; no slot was taken in them/);
+		await expect(failure).rejects.not.toThrow(/turn on "Create Table If Missing"/);
+	});
+
 	it('refuses a Free Slot without a slot ID, naming the item', async () => {
 		const table = uniqueTableName('limits');
 		await expect(run('freeSlot', [{ json: {} }], table, { slotId: '' })).rejects.toThrow(
