@@ -295,6 +295,28 @@ describe('Take Slot and Free Slot', () => {
 		expect((await take(table, 'acme', { maxAtOnce: 1 }))[GOT_SLOT]).toHaveLength(1);
 	});
 
+	it("gives each item the Slot Lease its own expression says, not the first item's", async () => {
+		const table = uniqueTableName('limits');
+		// What `{{ $json.slow ? 600 : 60 }}` evaluates to per item.
+		const [got] = await run(
+			'takeSlot',
+			[order('acme'), { json: { customer: 'globex', slow: true } }],
+			table,
+			{},
+			(context) => {
+				const parameter = context.getNodeParameter.bind(context);
+				context.getNodeParameter = ((name: string, index: number, fallback?: unknown) =>
+					name === 'slotLeaseSeconds'
+						? [60, 600][index]
+						: parameter(name, index, fallback)) as IExecuteFunctions['getNodeParameter'];
+			},
+		);
+		const { rows } = await pool.query<{ now: Date }>('SELECT now()');
+		const leaseOf = (item: INodeExecutionData) =>
+			(Date.parse(slotOf(item)?.leaseUntil as string) - rows[0].now.valueOf()) / 1000;
+		expect(got.map(leaseOf).map(Math.round)).toEqual([60, 600]);
+	});
+
 	it('says freed once when one batch frees the same slot twice', async () => {
 		const table = uniqueTableName('limits');
 		const [[holder]] = await take(table, 'acme', { maxAtOnce: 1 });
