@@ -47,7 +47,7 @@ export class UnsavedWorkflowError extends IdempotencyError {}
 /** Retry Later on a claim that keeps no event: there is nothing in Postgres to run again. */
 export class NoKeptEventError extends IdempotencyError {}
 
-/** The execution was cancelled while it waited (for its burst to end). */
+/** The execution was cancelled while it waited (for its burst to end, or for slots). */
 export class CancelledError extends IdempotencyError {}
 
 /** The business write of Complete With Write failed: rolled back with the Complete, so the claim stays held. */

@@ -153,7 +153,7 @@ export const limitProperties: INodeProperties[] = [
 				type: 'boolean',
 				default: true,
 				description:
-					'Whether to create the limit tables (the table name followed by _slots and _rates) when they do not exist',
+					'Whether Take Slot and Check Rate create the limit tables (the table name followed by _slots and _rates) when they do not exist. Free Slot never creates them.',
 			},
 			...tableOptions,
 		],

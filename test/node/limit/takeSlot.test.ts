@@ -191,6 +191,34 @@ describe('Take Slot and Free Slot', () => {
 		expect(Date.now() - freedAt).toBeLessThan(300);
 	});
 
+	it('sends no item on with a slot whose lease ran out while other items of its execution waited', async () => {
+		const table = uniqueTableName('limits');
+		const lease = { maxAtOnce: 1, slotLeaseSeconds: 60 };
+		const [[holder]] = await take(table, 'globex', { ...lease, slotLeaseSeconds: 300 });
+		// acme and initech get their slots at once; globex waits behind the holder.
+		const waiting = run('takeSlot', [order('acme'), order('initech'), order('globex')], table, {
+			...lease,
+			whenNoSlot: 'wait',
+			maxWaitSeconds: 30,
+		});
+		await sleep(200);
+		// The wait outlasts acme's and initech's leases; another execution takes acme's slot meanwhile.
+		await clock.advance(61);
+		const [[other]] = await take(table, 'acme', lease);
+		expect(slotOf(other)?.slotId).toEqual(expect.any(String));
+		await free(table, holder);
+		const [got, none] = await waiting;
+		// acme's slot is the other execution's: acme does not also leave on Got Slot.
+		expect(got.map((item) => item.json.customer)).toEqual(['initech', 'globex']);
+		expect(none.map((item) => item.json.customer)).toEqual(['acme']);
+		// The slots that left have their whole lease ahead of them.
+		const { rows } = await pool.query<{ now: Date }>('SELECT now()');
+		for (const item of got)
+			expect(Date.parse(slotOf(item)?.leaseUntil as string)).toBeGreaterThan(
+				rows[0].now.valueOf() + 59_000,
+			);
+	});
+
 	it('leaves a waiting execution on No Slot when Max Wait is up', async () => {
 		const table = uniqueTableName('limits');
 		await take(table, 'acme', { maxAtOnce: 1 });
@@ -220,6 +248,80 @@ describe('Take Slot and Free Slot', () => {
 		const [[again]] = await free(table, holder);
 		expect(slotOf(again)?.freed).toBe(false);
 		expect((await take(table, 'acme', { maxAtOnce: 1 }))[GOT_SLOT]).toHaveLength(1);
+	});
+
+	it('gives back the slots an execution took when the database refuses a later item of it', async () => {
+		const table = uniqueTableName('limits');
+		await take(table, 'warm');
+		// The database refuses any statement on the slots of key "boom" (as it may refuse one item's, for
+		// a full disk or a timeout): the execution fails as a whole, after acme took its slot.
+		const slots = limitTables(tableRef('public', table)).slots;
+		const refuse = uniqueTableName('refuse');
+		await pool.query(
+			`CREATE FUNCTION ${refuse}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+				IF NEW.key = 'boom' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`,
+		);
+		await pool.query(
+			`CREATE TRIGGER ${refuse} BEFORE INSERT OR UPDATE ON ${slots} FOR EACH ROW EXECUTE FUNCTION ${refuse}()`,
+		);
+		try {
+			await expect(
+				run('takeSlot', [order('acme'), order('boom')], table, { maxAtOnce: 1 }),
+			).rejects.toThrow(/refused/);
+			// No item went on to the work: acme's slot is free for the sender's retry, not held for 300 s.
+			expect((await take(table, 'acme', { maxAtOnce: 1 }))[GOT_SLOT]).toHaveLength(1);
+		} finally {
+			await pool.query(`DROP TRIGGER ${refuse} ON ${slots}; DROP FUNCTION ${refuse}()`);
+		}
+	});
+
+	it('gives back the slots an execution took when it is cancelled while others of it wait', async () => {
+		const table = uniqueTableName('limits');
+		await take(table, 'globex', { maxAtOnce: 1 });
+		const cancel = new AbortController();
+		const waiting = run(
+			'takeSlot',
+			[order('acme'), order('globex')],
+			table,
+			{ maxAtOnce: 1, whenNoSlot: 'wait', maxWaitSeconds: 30 },
+			(context) => {
+				context.getExecutionCancelSignal = () => cancel.signal;
+			},
+		);
+		await sleep(200);
+		cancel.abort();
+		// Cancelled, the execution runs nothing after this node (no Free Slot): acme's slot is not kept.
+		await expect(waiting).rejects.toThrow(/cancelled/);
+		expect((await take(table, 'acme', { maxAtOnce: 1 }))[GOT_SLOT]).toHaveLength(1);
+	});
+
+	it("gives each item the Slot Lease its own expression says, not the first item's", async () => {
+		const table = uniqueTableName('limits');
+		// What `{{ $json.slow ? 600 : 60 }}` evaluates to per item.
+		const [got] = await run(
+			'takeSlot',
+			[order('acme'), { json: { customer: 'globex', slow: true } }],
+			table,
+			{},
+			(context) => {
+				const parameter = context.getNodeParameter.bind(context);
+				context.getNodeParameter = ((name: string, index: number, fallback?: unknown) =>
+					name === 'slotLeaseSeconds'
+						? [60, 600][index]
+						: parameter(name, index, fallback)) as IExecuteFunctions['getNodeParameter'];
+			},
+		);
+		const { rows } = await pool.query<{ now: Date }>('SELECT now()');
+		const leaseOf = (item: INodeExecutionData) =>
+			(Date.parse(slotOf(item)?.leaseUntil as string) - rows[0].now.valueOf()) / 1000;
+		expect(got.map(leaseOf).map(Math.round)).toEqual([60, 600]);
+	});
+
+	it('says freed once when one batch frees the same slot twice', async () => {
+		const table = uniqueTableName('limits');
+		const [[holder]] = await take(table, 'acme', { maxAtOnce: 1 });
+		const [freed] = await run('freeSlot', [holder, holder], table);
+		expect(freed.map((item) => slotOf(item)?.freed)).toEqual([true, false]);
 	});
 
 	it.each([
@@ -254,6 +356,17 @@ describe('Take Slot and Free Slot', () => {
 			[limitTables(tableRef('public', table)).slots],
 		);
 		expect(rows[0].exists).toBe(false);
+	});
+
+	it("tells a Free Slot whose tables do not exist to name its Take Slot's table, not to create them", async () => {
+		// Create Table If Missing is on (its default): Free Slot creates nothing, and says why it failed.
+		const table = uniqueTableName('limits');
+		const stranger: INodeExecutionData = {
+			json: { idempotency: { slot: { key: 'acme', slotId: 'from-another-table' } } },
+		};
+		const failure = run('freeSlot', [stranger], table);
+		await expect(failure).rejects.toThrow(/do not exist; no slot was taken in them/);
+		await expect(failure).rejects.not.toThrow(/turn on "Create Table If Missing"/);
 	});
 
 	it('refuses a Free Slot without a slot ID, naming the item', async () => {

@@ -58,6 +58,15 @@ describe('checkRates', () => {
 		expect((await check(tables, [attempt('a', 2)]))[0].allowed).toBe(false);
 	});
 
+	it('answers an attempt sent again with the time it started, not the time it was sent again', async () => {
+		const tables = fresh();
+		const once = attempt('a', 2);
+		const [first] = await check(tables, [once]);
+		await clock.advance(3);
+		const [again] = await check(tables, [once]);
+		expect(again).toEqual(first);
+	});
+
 	it('keeps at most R starts in every window, and lets R through per window while demand exceeds it', async () => {
 		const tables = fresh();
 		await check(tables, [attempt('warm')]);

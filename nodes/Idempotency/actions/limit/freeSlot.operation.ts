@@ -41,7 +41,13 @@ export async function executeFreeSlot(this: IExecuteFunctions): Promise<INodeExe
 				tables,
 				held.map(({ slotId }) => slotId),
 			),
-		{ createIfMissing: false, regularOutputIsSafe: false },
+		{
+			createIfMissing: false,
+			regularOutputIsSafe: false,
+			// Created, they would hold no slot to free: the Schema or Table is not its Take Slot's.
+			whenMissing:
+				'no slot was taken in them; give Free Slot the same Schema and Table as the Take Slot it frees',
+		},
 	);
 	if (!freed) return [out];
 	held.forEach(({ index, slotId }, position) => {

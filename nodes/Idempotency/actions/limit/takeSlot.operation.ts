@@ -19,20 +19,16 @@ import { onLimitTables } from './onLimitTables';
 import { readLimitKey } from './readLimitKey';
 
 /**
- * Take Slot: each item takes a slot of its Limit Key (at most Max at Once holders per key) and leaves on
- * Got Slot with `idempotency.slot` (key, slotId, leaseUntil), or on No Slot with retryAfterSeconds: at
- * once, or after waiting up to Max Wait (no connection held between looks). Every item's key and Max at
- * Once are read before any slot is taken, so an item that cannot be read takes nothing, nor do the others.
+ * Take Slot: each item takes a slot of its Limit Key (at most Max at Once holders per key) for its Slot
+ * Lease, and leaves on Got Slot with `idempotency.slot` (key, slotId, leaseUntil), or on No Slot with
+ * retryAfterSeconds: at once, or after waiting up to Max Wait (no connection held between looks). Every
+ * item's key, Max at Once and Slot Lease are read before any slot is taken, so an item that cannot be
+ * read takes nothing, nor do the others.
  */
 export async function executeTakeSlot(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const outputs: INodeExecutionData[][] = [[], []];
 	if (items.length === 0) return outputs;
-	const leaseSeconds = readNumber(
-		this.getNodeParameter('slotLeaseSeconds', 0, 300),
-		'Slot Lease (Seconds)',
-		{ min: 1, max: LONGEST_DURATION_SECONDS },
-	);
 	const whenNoSlot = readChoice<WhenNoSlot>(this, limitProperties, 'whenNoSlot', 0, 'leave');
 	const waitMs =
 		whenNoSlot === 'wait'
@@ -50,6 +46,12 @@ export async function executeTakeSlot(this: IExecuteFunctions): Promise<INodeExe
 				max: MAX_AT_ONCE_LIMIT,
 				integer: true,
 			});
+			// Per item, as Max at Once: an expression may give a slow item a longer lease.
+			const leaseSeconds = readNumber(
+				this.getNodeParameter('slotLeaseSeconds', index, 300),
+				'Slot Lease (Seconds)',
+				{ min: 1, max: LONGEST_DURATION_SECONDS },
+			);
 			const key = readLimitKey(this, index);
 			requests.push({ index, key, maxAtOnce, slotId: newClaimId(), leaseMs: leaseSeconds * 1000 });
 		} catch (error) {

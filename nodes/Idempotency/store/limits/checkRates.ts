@@ -36,6 +36,9 @@ interface RateRow {
  * seconds, at least 1. A limited attempt rewrites the row too (its starts pruned to the window): one small
  * row per key, in exchange for an answer read under the same lock as the decision. counts_until is when the
  * newest start leaves the window: from then on the row limits nothing, and Purge may delete it.
+ *
+ * Allowed: the attempt's start is the row's newest (a later start would have named its own attempt), so
+ * an attempt sent again is answered with the time it started, not the time it was sent again.
  */
 const checkSql = (t: LimitTables) => `
 INSERT INTO ${t.rates} AS r (key, starts, decided_at, last_start_by, counts_until)
@@ -52,7 +55,8 @@ ON CONFLICT (key) DO UPDATE SET (starts, decided_at, last_start_by, counts_until
 	FROM (SELECT clock_timestamp() AS t) c,
 		LATERAL (SELECT ARRAY(SELECT s FROM unnest(r.starts) AS s
 			WHERE s > c.t - $3::float8 * interval '1 millisecond' ORDER BY s) AS kept) k)
-RETURNING r.last_start_by = $4 AS allowed, r.decided_at,
+RETURNING r.last_start_by = $4 AS allowed,
+	CASE WHEN r.last_start_by = $4 THEN r.starts[cardinality(r.starts)] ELSE r.decided_at END AS decided_at,
 	CASE WHEN r.last_start_by = $4 THEN NULL ELSE GREATEST(1, ceil(extract(epoch FROM
 		r.starts[cardinality(r.starts) - $2 + 1] + $3::float8 * interval '1 millisecond' - r.decided_at)))::int
 	END AS retry_after`;

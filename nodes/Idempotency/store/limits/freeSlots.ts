@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { signalSettled } from '../claims/settleSignals';
 import { DB_NOW } from '../record/claimConditions';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
-import { SETTLE_RETRY } from '../statements/transientErrors';
+import { SETTLE_RETRY, type RetryBudget } from '../statements/transientErrors';
 import type { LimitTables } from './limitTables';
 
 /**
@@ -28,17 +28,19 @@ export async function freeSlots(
 	pool: Pool,
 	tables: LimitTables,
 	slotIds: string[],
+	budget: RetryBudget = SETTLE_RETRY,
 ): Promise<boolean[]> {
 	const { value } = await queryStatementWithRetry<{ slot_id: string; key: string }>(
 		pool,
 		namedStatement(freeSql(tables)),
 		[slotIds],
-		SETTLE_RETRY,
+		budget,
 	);
 	signalSettled(
 		tables.slots,
 		value.rows.map((row) => row.key),
 	);
+	// A slot ID given twice (the same item twice in a batch) freed its slot once: only the first says so.
 	const freed = new Set(value.rows.map((row) => row.slot_id));
-	return slotIds.map((slotId) => freed.has(slotId));
+	return slotIds.map((slotId) => freed.delete(slotId));
 }

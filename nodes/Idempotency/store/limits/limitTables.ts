@@ -65,20 +65,26 @@ export function createLimitTablesSql(tables: LimitTables): string[] {
 /** undefined_table, and "no unique constraint matching the ON CONFLICT specification" (a key is gone). */
 const MISSING_SQLSTATES = new Set([UNDEFINED_TABLE, '42P10']);
 
-/** Runs `work` against the limit tables, created first when they are missing. */
+/** What a missing table's error advises, after saying which do not exist. */
+const CREATE_THEM =
+	'turn on "Create Table If Missing" or create them with the SQL in docs/limits.md';
+
+/**
+ * Runs `work` against the limit tables, created first when they are missing and `createIfMissing`; else
+ * the error says they do not exist and `advice` (an operation that never creates them says its own).
+ */
 export function withLimitTables<T>(
 	pool: Pool,
 	tables: LimitTables,
 	createIfMissing: boolean,
 	work: () => Promise<T>,
+	advice = CREATE_THEM,
 ): Promise<T> {
 	const onDemand = {
 		missing: MISSING_SQLSTATES,
 		qualified: tables.slots,
 		ddl: createLimitTablesSql(tables),
-		refusal:
-			`the limit tables ${tables.schema}.${tables.names.slots} and ${tables.schema}.${tables.names.rates} do not exist; ` +
-			'turn on "Create Table If Missing" or create them with the SQL in docs/limits.md',
+		refusal: `the limit tables ${tables.schema}.${tables.names.slots} and ${tables.schema}.${tables.names.rates} do not exist; ${advice}`,
 	};
 	return withTablesOnDemand(pool, onDemand, createIfMissing, work);
 }
