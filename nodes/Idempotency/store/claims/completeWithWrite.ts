@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryConfig } from 'pg';
 
 import { ClaimNotHeldError, WriteError } from '../../errors';
 import { messageOf } from '../../../shared/nodeError';
@@ -74,8 +74,20 @@ export async function completeWithWrite(
 	throw new ClaimNotHeldError(notHeldMessage(request.key, value.answer));
 }
 
+/**
+ * The write goes by the extended protocol even without parameters (pg sends a parameterless query as a
+ * simple one, which runs every statement in the text): the server then refuses a second statement, so a
+ * `…; COMMIT` or `…; ROLLBACK` can never end the transaction the Complete shares, and the answer is one
+ * statement's rows. `queryMode` is pg's own, missing from its type definitions.
+ */
+const oneStatement = (write: BusinessWrite): QueryConfig & { queryMode: 'extended' } => ({
+	text: write.text,
+	values: write.values,
+	queryMode: 'extended',
+});
+
 async function runWrite(client: PoolClient, write: BusinessWrite): Promise<WriteResult> {
-	const answer = await client.query(write.text, write.values).then(
+	const answer = await client.query(oneStatement(write)).then(
 		(result) => ({ result }),
 		(failure: unknown) => ({ failure }),
 	);
