@@ -283,6 +283,29 @@ describe('Idempotency Step: Finish Step', () => {
 		]);
 	});
 
+	it('refuses a second finish of one step of one event in one execution; the first result is recorded', async () => {
+		const table = uniqueTableName('step');
+		const claimed = await claim(table, 'evt_16');
+		await start(table, [claimed]);
+		// A node before Finish Step split the step's answer into two items, both paired with the event.
+		const pages = [1, 2].map((page) => ({ json: { page, idempotency: claimed.json.idempotency } }));
+		const [out] = await runStep(
+			pages,
+			{ operation: 'finish', stepName: 'charge card', options: { table } },
+			{ onError: 'continueErrorOutput' },
+		);
+		expect(out.map((item) => item.json.error ?? stepOf(item).status)).toEqual([
+			'configuration',
+			'finished',
+		]);
+		expect(out[0].json.message).toMatch(
+			/^Item 1: step "charge card" of "evt:evt_16" is finished twice in this execution \(item 0 finishes it\)/,
+		);
+		expect(await stepRows(table)).toEqual([
+			expect.objectContaining({ finished: true, result: { page: 1 } }),
+		]);
+	});
+
 	it('refuses to finish a step this execution did not start', async () => {
 		const table = uniqueTableName('step');
 		const first = await claim(table, 'evt_10');

@@ -30,9 +30,19 @@ export async function executeFinishStep(this: IExecuteFunctions): Promise<INodeE
 		'Max Result Size (KiB)',
 		{ min: 1, max: MAX_RESULT_KIB_LIMIT },
 	);
+	// One statement finishes the batch: two results for one step would leave Postgres to pick either, and
+	// both items would say theirs was recorded.
+	const firstItemOf = new Map<string, number>();
 	const { read: requests, failed: out } = readEachItem(this, (index): FinishRequest => {
 		const { key, step } = readStep(this, index);
 		const claimId = readClaimId(this, index);
+		const pair = JSON.stringify([key, step]);
+		const first = firstItemOf.get(pair);
+		if (first !== undefined)
+			throw new StepError(
+				`step "${step}" of "${key}" is finished twice in this execution (item ${first} finishes it): one result is ` +
+					'recorded per step; merge the items first (an Aggregate node, or Result → Custom JSON on one item)',
+			);
 		const result =
 			this.getNodeParameter('resultSource', index, 'item') === 'custom'
 				? readResultJson(this, index)
@@ -43,6 +53,7 @@ export async function executeFinishStep(this: IExecuteFunctions): Promise<INodeE
 				`the result of step "${step}" is ${(bytes / 1024).toFixed(1)} KiB (${bytes} bytes), more than Max Result Size ` +
 					`(${maxResultKib} KiB); the step stays started, not finished: record only what later runs need (Result → Custom JSON), or raise the limit`,
 			);
+		firstItemOf.set(pair, index);
 		return { key, step, claimId, result };
 	});
 	if (requests.length === 0) return [out];
