@@ -306,6 +306,20 @@ describe('Idempotency Step: Finish Step', () => {
 		]);
 	});
 
+	it('refuses a Finish without a Start by item, also before any step table exists; a Start then works', async () => {
+		const table = uniqueTableName('step');
+		const claimed = await claim(table, 'evt_17');
+		// Before the fix: the whole batch failed with 'relation "…_steps" does not exist', no item or step named.
+		await expect(finish(table, [claimed])).rejects.toThrow(
+			/^Item 0: step "charge card" of "evt:evt_17" was not started by this execution/,
+		);
+		expect(await stepRows(table)).toEqual([]);
+		const [run] = await start(table, [claimed]);
+		expect(stepOf(run[0]).status).toBe('run');
+		const [[finished]] = await finish(table, [claimed]);
+		expect(stepOf(finished).status).toBe('finished');
+	});
+
 	it('refuses to finish a step this execution did not start', async () => {
 		const table = uniqueTableName('step');
 		const first = await claim(table, 'evt_10');
