@@ -169,7 +169,7 @@ describe('Idempotency Key: Complete With Write', () => {
 		expect(await rows()).toEqual([]);
 	});
 
-	it('refuses transaction control, a missing Claim ID and parameters that are not a list, each by item', async () => {
+	it('refuses transaction control, session changes, a missing Claim ID and parameters that are not a list, each by item', async () => {
 		const table = uniqueTableName('key');
 		const { insert } = await ordersTable();
 		const [created] = await claim([webhookItem('{"id":"evt_1","amount":1}')], table);
@@ -177,6 +177,11 @@ describe('Idempotency Key: Complete With Write', () => {
 			[
 				['/* note */ COMMIT', () => [], undefined, /controls the transaction/],
 				[' \n-- first\nrollback', () => [], undefined, /controls the transaction/],
+				// Before the fix these committed, and the setting stayed on the pooled connection.
+				['SET synchronous_commit = off', () => [], undefined, /changes the session/],
+				['/* x */ set session role postgres', () => [], undefined, /changes the session/],
+				['RESET ALL', () => [], undefined, /changes the session/],
+				['DEALLOCATE ALL', () => [], undefined, /changes the session/],
 				['', () => [], undefined, /the Query is empty/],
 				[insert, () => 'evt_1, 1', undefined, /Query Parameters are not a list/],
 				[

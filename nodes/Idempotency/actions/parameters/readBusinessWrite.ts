@@ -10,6 +10,14 @@ import type { BusinessWrite } from '../../store/claims/completeWithWrite';
 const TRANSACTION_CONTROL =
 	/^(begin|start|commit|end|rollback|abort|savepoint|release|prepare\s+transaction)\b/i;
 
+/**
+ * Statements that change the session rather than write: it outlasts the transaction on a connection the
+ * pool hands to every node of the package (a SET ROLE, SET synchronous_commit = off under Start Step's
+ * durable mark, a DEALLOCATE of its prepared statements). SET LOCAL, SET CONSTRAINTS and SET TRANSACTION
+ * end with the transaction.
+ */
+const SESSION_CHANGE = /^(set(?!\s+(local|constraints|transaction)\b)|reset|discard|deallocate)\b/i;
+
 /** Leading blanks and SQL comments, which the server skips before the statement's first word. */
 const LEADING_NOISE = /^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/;
 
@@ -20,10 +28,16 @@ export function readBusinessWrite(context: IExecuteFunctions, index: number): Bu
 		throw new MappedValueError(
 			'the Query is empty: write the SQL statement to run, e.g. an INSERT',
 		);
-	if (TRANSACTION_CONTROL.test(text.replace(LEADING_NOISE, '')))
+	const statement = text.replace(LEADING_NOISE, '');
+	if (TRANSACTION_CONTROL.test(statement))
 		throw new MappedValueError(
 			'the Query controls the transaction (BEGIN, COMMIT, ROLLBACK, SAVEPOINT …): the node runs it ' +
 				'in its own transaction with the Complete, so write only the statement itself',
+		);
+	if (SESSION_CHANGE.test(statement))
+		throw new MappedValueError(
+			'the Query changes the session (SET, RESET, DISCARD, DEALLOCATE …): its connection is shared with ' +
+				'the other nodes, so the change would outlast this write; write only the statement itself (SET LOCAL lasts for the transaction)',
 		);
 	return { text, values: queryParameters(context.getNodeParameter('queryParameters', index, '')) };
 }
