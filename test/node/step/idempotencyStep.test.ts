@@ -360,6 +360,32 @@ describe('Idempotency Step: Forget Step, and Complete', () => {
 		expect([stepOf(again).status, stepOf(gone).status]).toEqual(['forgotten', 'not_found']);
 	});
 
+	it('Forget Step records a result only on a mark a run made: a mistyped step or key is not_found', async () => {
+		const table = uniqueTableName('step');
+		const first = await claim(table, 'evt_18');
+		await start(table, [first]);
+		const retried = await takeOver(table, 'evt_18');
+		const record = (stepName: string, key: string) =>
+			runStep([{ json: { idempotency: { key } } }], {
+				operation: 'forget',
+				stepName,
+				recordResult: true,
+				resultJson: '{"chargeId":"ch_found"}',
+				options: { table },
+			});
+		// Before the fix: both said recorded, and made marks no run asks for.
+		const [[wrongStep]] = await record('charge Card', 'evt:evt_18');
+		const [[wrongKey]] = await record('charge card', 'evt:evt_81');
+		expect([stepOf(wrongStep).status, stepOf(wrongKey).status]).toEqual(['not_found', 'not_found']);
+		expect(await stepRows(table)).toEqual([
+			expect.objectContaining({ key: 'evt:evt_18', step: 'charge card', finished: false }),
+		]);
+		const [, , [uncertain]] = await start(table, [retried]);
+		expect(stepOf(uncertain).status).toBe('uncertain');
+		const [[recorded]] = await record('charge card', 'evt:evt_18');
+		expect(stepOf(recorded).status).toBe('recorded');
+	});
+
 	it("Complete and Release delete the event's step rows, and only that event's", async () => {
 		const table = uniqueTableName('step');
 		const done = await claim(table, 'evt_12');

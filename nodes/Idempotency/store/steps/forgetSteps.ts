@@ -12,7 +12,7 @@ export interface ForgetRequest {
 	result?: string;
 }
 
-/** `forgotten`: the mark is gone, the next run runs the step; `recorded`: it is done with the given result; `not_found`: no mark. */
+/** `forgotten`: the mark is gone, the next run runs the step; `recorded`: it is done with the given result; `not_found`: no mark (nothing recorded). */
 export type ForgetState = 'forgotten' | 'recorded' | 'not_found';
 
 /**
@@ -34,9 +34,10 @@ export async function forgetSteps(
 						request.key,
 						request.step,
 					])
-				: client.query(
-						`INSERT INTO ${steps} AS s (key, step, claim_id, finished_at, result) VALUES ($1, $2, NULL, now(), $3::json) ` +
-							'ON CONFLICT (key, step) DO UPDATE SET finished_at = now(), result = EXCLUDED.result, claim_id = NULL',
+				: // Only on a mark a run made: a mistyped key or step name would otherwise record a step no run
+					// asks for, reported as recorded while the event's own step stays Uncertain.
+					client.query(
+						`UPDATE ${steps} SET finished_at = now(), result = $3::json, claim_id = NULL WHERE key = $1 AND step = $2`,
 						[request.key, request.step, request.result],
 					);
 		let changed = 0;
@@ -46,11 +47,11 @@ export async function forgetSteps(
 		} catch (error) {
 			failure = error;
 		}
-		// A step table never made holds no mark to forget (recording one needs it).
+		// A step table never made holds no mark to forget or record.
 		const noTable = (failure as { code?: string } | undefined)?.code === UNDEFINED_TABLE;
-		if (failure !== undefined && (request.result !== undefined || !noTable)) throw failure;
+		if (failure !== undefined && !noTable) throw failure;
 		states.push(
-			request.result !== undefined ? 'recorded' : changed > 0 ? 'forgotten' : 'not_found',
+			changed === 0 ? 'not_found' : request.result !== undefined ? 'recorded' : 'forgotten',
 		);
 	}
 	return states;
