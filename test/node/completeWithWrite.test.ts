@@ -133,6 +133,42 @@ describe('Idempotency Key: Complete With Write', () => {
 		]);
 	});
 
+	it('two items of one event write nothing: the first would complete the claim and the second be refused', async () => {
+		const table = uniqueTableName('key');
+		const lines = uniqueTableName('lines');
+		await admin.query(`CREATE TABLE ${lines} (event_id text, line integer)`);
+		const [created] = await claim(
+			[webhookItem('{"id":"evt_1"}'), webhookItem('{"id":"evt_2"}')],
+			table,
+		);
+		// evt_1's order split into two line items, both paired with the event, as a Split Out node gives.
+		const split = [1, 2].map((line) => ({ ...created[0], json: { ...created[0].json, line } }));
+		const [out] = await writeAndComplete(
+			[...split, created[1]],
+			table,
+			`INSERT INTO ${lines} VALUES ($1, $2)`,
+			(json) => [bodyOf(json).id, json.line ?? 1],
+			{ continueOnFail: true },
+		);
+		expect(out.map((item) => item.json.error ?? item.json.idempotency)).toEqual([
+			'configuration',
+			'configuration',
+			expect.objectContaining({ key: 'evt:evt_2', completed: true }),
+		]);
+		expect(out[0].json.message).toMatch(
+			/^Item 0: the key "evt:evt_1" is on items 0, 1 of this execution: .* none is written/,
+		);
+		// Before the fix: line 1 written and evt_1 completed, line 2 refused as not_held and lost.
+		expect((await admin.query(`SELECT event_id, line FROM ${lines} ORDER BY 1, 2`)).rows).toEqual([
+			{ event_id: 'evt_2', line: 1 },
+		]);
+		const claims = await rowsOf(admin, table);
+		expect(claims.map(({ key, status }) => ({ key, status }))).toEqual([
+			{ key: 'evt:evt_1', status: 'processing' },
+			{ key: 'evt:evt_2', status: 'completed' },
+		]);
+	});
+
 	it('without a Continue setting a failed write stops the node with the item named', async () => {
 		const table = uniqueTableName('key');
 		const { orders } = await ordersTable();
