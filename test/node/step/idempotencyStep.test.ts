@@ -283,26 +283,30 @@ describe('Idempotency Step: Finish Step', () => {
 		]);
 	});
 
-	it('refuses a second finish of one step of one event in one execution; the first result is recorded', async () => {
+	it('refuses every finish of a step that two items of one execution finish; the step stays started', async () => {
 		const table = uniqueTableName('step');
 		const claimed = await claim(table, 'evt_16');
-		await start(table, [claimed]);
+		const other = await claim(table, 'evt_19');
+		await start(table, [claimed, other]);
 		// A node before Finish Step split the step's answer into two items, both paired with the event.
 		const pages = [1, 2].map((page) => ({ json: { page, idempotency: claimed.json.idempotency } }));
 		const [out] = await runStep(
-			pages,
+			[...pages, other],
 			{ operation: 'finish', stepName: 'charge card', options: { table } },
 			{ onError: 'continueErrorOutput' },
 		);
 		expect(out.map((item) => item.json.error ?? stepOf(item).status)).toEqual([
 			'configuration',
+			'configuration',
 			'finished',
 		]);
-		expect(out[0].json.message).toMatch(
-			/^Item 1: step "charge card" of "evt:evt_16" is finished twice in this execution \(item 0 finishes it\)/,
+		expect(out[1].json.message).toMatch(
+			/^Item 1: step "charge card" of "evt:evt_16" is finished by items 0, 1 of this execution: .* the step stays started/,
 		);
+		// Before the fix: both said finished, and Postgres recorded either page as the step's result.
 		expect(await stepRows(table)).toEqual([
-			expect.objectContaining({ finished: true, result: { page: 1 } }),
+			expect.objectContaining({ key: 'evt:evt_16', finished: false, result: null }),
+			expect.objectContaining({ key: 'evt:evt_19', finished: true }),
 		]);
 	});
 
