@@ -228,6 +228,16 @@ describe('Idempotency Step: Start Step', () => {
 				runStep([claimed], { operation: 'start', stepName: bad, options: { table } }),
 			).rejects.toThrow(/Item 0: the Step Name .* is not allowed/);
 		}
+		// Before the fix: 'the Step Name 5 is not allowed: use 1–64 letters, digits …', which 5 is.
+		for (const [bad, kind] of [
+			[5, 'a number \\(5\\)'],
+			[{ name: 'x' }, 'an object'],
+			[['x'], 'an array'],
+		] as const) {
+			await expect(
+				runStep([claimed], { operation: 'start', stepName: bad, options: { table } }),
+			).rejects.toThrow(new RegExp(`Item 0: the Step Name is ${kind}.*, not text`));
+		}
 	});
 
 	it('refuses two starts of one step of one event in one execution', async () => {
