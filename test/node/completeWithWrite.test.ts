@@ -133,6 +133,38 @@ describe('Idempotency Key: Complete With Write', () => {
 		]);
 	});
 
+	it('a deferred constraint that fails at COMMIT fails only its item as write_failed; the others commit', async () => {
+		const table = uniqueTableName('key');
+		const orders = uniqueTableName('orders');
+		await admin.query(
+			`CREATE TABLE ${orders} (ref text, CONSTRAINT one_ref UNIQUE (ref) DEFERRABLE INITIALLY DEFERRED)`,
+		);
+		await admin.query(`INSERT INTO ${orders} VALUES ('taken')`);
+		const [created] = await claim(
+			[webhookItem('{"id":"evt_1","ref":"taken"}'), webhookItem('{"id":"evt_2","ref":"free"}')],
+			table,
+		);
+		const [out] = await writeAndComplete(
+			created,
+			table,
+			`INSERT INTO ${orders} VALUES ($1)`,
+			(json) => [bodyOf(json).ref],
+			{ continueOnFail: true },
+		);
+		// Before the fix: the COMMIT's error failed both items as a database error naming neither.
+		expect(
+			out.map((item) => item.json.error ?? (item.json.idempotency as IDataObject).key),
+		).toEqual(['write_failed', 'evt:evt_2']);
+		expect(out[0].json.message).toMatch(
+			/^Item 0: the write failed: duplicate key value violates unique constraint "one_ref".*claim is still held/,
+		);
+		const claims = await rowsOf(admin, table);
+		expect(claims.map(({ key, status }) => ({ key, status }))).toEqual([
+			{ key: 'evt:evt_1', status: 'processing' },
+			{ key: 'evt:evt_2', status: 'completed' },
+		]);
+	});
+
 	it('two items of one event write nothing: the first would complete the claim and the second be refused', async () => {
 		const table = uniqueTableName('key');
 		const lines = uniqueTableName('lines');

@@ -86,11 +86,21 @@ const oneStatement = (write: BusinessWrite): QueryConfig & { queryMode: 'extende
 	queryMode: 'extended',
 });
 
+/**
+ * Deferred constraints (DEFERRABLE INITIALLY DEFERRED, constraint triggers) are checked now, not at COMMIT:
+ * a violation is the write's fault, reported for its item with the claim held, where at COMMIT it would
+ * fail as a database error naming no item and stop the items after it.
+ */
+const CHECK_DEFERRED = 'SET CONSTRAINTS ALL IMMEDIATE';
+
 async function runWrite(client: PoolClient, write: BusinessWrite): Promise<WriteResult> {
-	const answer = await client.query(oneStatement(write)).then(
-		(result) => ({ result }),
-		(failure: unknown) => ({ failure }),
-	);
+	const answer = await client
+		.query(oneStatement(write))
+		.then(async (result) => {
+			await client.query(CHECK_DEFERRED);
+			return { result };
+		})
+		.catch((failure: unknown) => ({ failure }));
 	if ('result' in answer) return { rowCount: answer.result.rowCount, rows: answer.result.rows };
 	const { failure } = answer;
 	// The server's state, not the statement's fault: the whole transaction runs again.
