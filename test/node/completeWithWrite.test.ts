@@ -250,6 +250,8 @@ describe('Idempotency Key: Complete With Write', () => {
 				['/* x */ set session role postgres', () => [], undefined, /changes the session/],
 				['RESET ALL', () => [], undefined, /changes the session/],
 				['DEALLOCATE ALL', () => [], undefined, /changes the session/],
+				['PREPARE p AS SELECT 1', () => [], undefined, /changes the session/],
+				['LISTEN orders', () => [], undefined, /changes the session/],
 				['', () => [], undefined, /the Query is empty/],
 				[insert, () => 'evt_1, 1', undefined, /Query Parameters are not a list/],
 				[

@@ -13,10 +13,11 @@ const TRANSACTION_CONTROL =
 /**
  * Statements that change the session rather than write: it outlasts the transaction on a connection the
  * pool hands to every node of the package (a SET ROLE, SET synchronous_commit = off under Start Step's
- * durable mark, a DEALLOCATE of its prepared statements). SET LOCAL, SET CONSTRAINTS and SET TRANSACTION
- * end with the transaction.
+ * durable mark, a DEALLOCATE of its prepared statements, a PREPARE or LISTEN left behind). SET LOCAL,
+ * SET CONSTRAINTS and SET TRANSACTION end with the transaction.
  */
-const SESSION_CHANGE = /^(set(?!\s+(local|constraints|transaction)\b)|reset|discard|deallocate)\b/i;
+const SESSION_CHANGE =
+	/^(set(?!\s+(local|constraints|transaction)\b)|reset|discard|deallocate|prepare|listen|unlisten)\b/i;
 
 /** Leading blanks and SQL comments, which the server skips before the statement's first word. */
 const LEADING_NOISE = /^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/;
@@ -36,8 +37,9 @@ export function readBusinessWrite(context: IExecuteFunctions, index: number): Bu
 		);
 	if (SESSION_CHANGE.test(statement))
 		throw new MappedValueError(
-			'the Query changes the session (SET, RESET, DISCARD, DEALLOCATE …): its connection is shared with ' +
-				'the other nodes, so the change would outlast this write; write only the statement itself (SET LOCAL lasts for the transaction)',
+			'the Query changes the session (SET, RESET, DISCARD, DEALLOCATE, PREPARE, LISTEN …): its connection ' +
+				'is shared with the other nodes, so the change would outlast this write; write only the statement ' +
+				'itself (SET LOCAL lasts for the transaction)',
 		);
 	return { text, values: queryParameters(context.getNodeParameter('queryParameters', index, '')) };
 }
