@@ -400,6 +400,33 @@ describe('Idempotency Step: Forget Step, and Complete', () => {
 		expect(stepOf(recorded).status).toBe('recorded');
 	});
 
+	it('Forget Step failing part-way reports the items it already forgot as forgotten, not failed', async () => {
+		const table = uniqueTableName('step');
+		const claimed = [];
+		for (const id of ['evt_20', 'evt_21', 'evt_22']) claimed.push(await claim(table, id));
+		await start(table, claimed);
+		// The server refuses the second item's DELETE (as a lock time-out or a lost connection would).
+		await admin.query(
+			`CREATE FUNCTION ${table}_refuse() RETURNS trigger LANGUAGE plpgsql AS ` +
+				`$$ BEGIN IF OLD.key = 'evt:evt_21' THEN RAISE EXCEPTION 'refused'; END IF; RETURN OLD; END $$`,
+		);
+		await admin.query(
+			`CREATE TRIGGER refuse BEFORE DELETE ON ${table}_steps FOR EACH ROW EXECUTE FUNCTION ${table}_refuse()`,
+		);
+		const [out] = await runStep(
+			claimed,
+			{ operation: 'forget', stepName: 'charge card', options: { table } },
+			{ onError: 'continueErrorOutput' },
+		);
+		// Before the fix: all three failed, though evt_20's mark was deleted.
+		expect(out.map((item) => [item.pairedItem, item.json.error ?? stepOf(item).status])).toEqual([
+			[{ item: 0 }, 'forgotten'],
+			[{ item: 1 }, 'database'],
+			[{ item: 2 }, 'database'],
+		]);
+		expect((await stepRows(table)).map((row) => row.key)).toEqual(['evt:evt_21', 'evt:evt_22']);
+	});
+
 	it("Complete and Release delete the event's step rows, and only that event's", async () => {
 		const table = uniqueTableName('step');
 		const done = await claim(table, 'evt_12');

@@ -232,7 +232,7 @@ describe('steps and the deletes that are not a settle', () => {
 				{ key: 'a', step: 'pay' },
 				{ key: 'a', step: 'pay', result: '{}' },
 			]),
-		).toEqual(['not_found', 'not_found']);
+		).toEqual({ states: ['not_found', 'not_found'] });
 	});
 
 	it('a table of that name that is not a step table is never touched', async () => {

@@ -18,13 +18,15 @@ export type ForgetState = 'forgotten' | 'recorded' | 'not_found';
 /**
  * For an operator, after checking an uncertain step by hand: deletes its mark, so the event's next run
  * runs it (as its first attempt), or records the result found, so the next run takes Done. Whoever holds
- * the claim: an operator holds none. One statement per item: an operator's handful, not a batch.
+ * the claim: an operator holds none. One statement per item: an operator's handful, not a batch. Each
+ * commits on its own, so a failure stops there and comes back with the states of the ones before it,
+ * which are done: they must not be reported failed.
  */
 export async function forgetSteps(
 	pool: Pool,
 	claimTable: TableRef,
 	requests: ForgetRequest[],
-): Promise<ForgetState[]> {
+): Promise<{ states: ForgetState[]; failure?: unknown }> {
 	const steps = stepTableRef(claimTable).qualified;
 	const states: ForgetState[] = [];
 	for (const request of requests) {
@@ -49,10 +51,10 @@ export async function forgetSteps(
 		}
 		// A step table never made holds no mark to forget or record.
 		const noTable = (failure as { code?: string } | undefined)?.code === UNDEFINED_TABLE;
-		if (failure !== undefined && !noTable) throw failure;
+		if (failure !== undefined && !noTable) return { states, failure };
 		states.push(
 			changed === 0 ? 'not_found' : request.result !== undefined ? 'recorded' : 'forgotten',
 		);
 	}
-	return states;
+	return { states };
 }
