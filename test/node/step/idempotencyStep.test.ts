@@ -213,6 +213,21 @@ describe('Idempotency Step: Start Step', () => {
 		expect(failed.json).toEqual({ error: 'not_held', message: expect.stringMatching(/^Item 0: /) });
 	});
 
+	it("a refused item stops the node without a Continue setting: the batch's other steps are not left started", async () => {
+		const table = uniqueTableName('step');
+		const held = await claim(table, 'evt_23');
+		const stale = await claim(table, 'evt_24');
+		await takeOver(table, 'evt_24');
+		await expect(start(table, [held, stale])).rejects.toThrow(
+			/Item 1: step "charge card" was not started: the claim of "evt:evt_24" is not held/,
+		);
+		// evt_23's Run never left the node, so its step never ran. Before the fix its mark stayed, and the
+		// event's next run took Uncertain (a person) for a step that never happened.
+		expect(await stepRows(table)).toEqual([]);
+		const [[run]] = await start(table, [held]);
+		expect(stepOf(run)).toMatchObject({ status: 'run', attempt: 1 });
+	});
+
 	it('refuses a completed claim: Complete ended the run', async () => {
 		const table = uniqueTableName('step');
 		const claimed = await claim(table, 'evt_6');
