@@ -239,7 +239,7 @@ describe('Idempotency Key: Complete With Write', () => {
 
 	it('refuses transaction control, session changes, a missing Claim ID and parameters that are not a list, each by item', async () => {
 		const table = uniqueTableName('key');
-		const { insert } = await ordersTable();
+		const { insert, orders } = await ordersTable();
 		const [created] = await claim([webhookItem('{"id":"evt_1","amount":1}')], table);
 		const cases: Array<[string, (json: IDataObject) => unknown, IDataObject | undefined, RegExp]> =
 			[
@@ -252,6 +252,8 @@ describe('Idempotency Key: Complete With Write', () => {
 				['DEALLOCATE ALL', () => [], undefined, /changes the session/],
 				['PREPARE p AS SELECT 1', () => [], undefined, /changes the session/],
 				['LISTEN orders', () => [], undefined, /changes the session/],
+				// Before the fix COPY … FROM STDIN waited for ever, holding the claim row's lock.
+				[` copy ${orders} FROM STDIN`, () => [], undefined, /the Query is a COPY/],
 				['', () => [], undefined, /the Query is empty/],
 				[insert, () => 'evt_1, 1', undefined, /Query Parameters are not a list/],
 				[

@@ -19,6 +19,9 @@ const TRANSACTION_CONTROL =
 const SESSION_CHANGE =
 	/^(set(?!\s+(local|constraints|transaction)\b)|reset|discard|deallocate|prepare|listen|unlisten)\b/i;
 
+/** COPY: the node has no stream to feed it, and a COPY … FROM STDIN would wait for one forever, the claim row locked. */
+const COPY = /^copy\b/i;
+
 /** Leading blanks and SQL comments, which the server skips before the statement's first word. */
 const LEADING_NOISE = /^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/;
 
@@ -40,6 +43,11 @@ export function readBusinessWrite(context: IExecuteFunctions, index: number): Bu
 			'the Query changes the session (SET, RESET, DISCARD, DEALLOCATE, PREPARE, LISTEN …): its connection ' +
 				'is shared with the other nodes, so the change would outlast this write; write only the statement ' +
 				'itself (SET LOCAL lasts for the transaction)',
+		);
+	if (COPY.test(statement))
+		throw new MappedValueError(
+			'the Query is a COPY, which needs a data stream the node does not have (COPY … FROM STDIN would wait ' +
+				'for ever): write an INSERT, e.g. INSERT … SELECT * FROM unnest($1::text[], $2::int[])',
 		);
 	return { text, values: queryParameters(context.getNodeParameter('queryParameters', index, '')) };
 }
