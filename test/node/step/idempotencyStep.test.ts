@@ -347,6 +347,10 @@ describe('Idempotency Step: Finish Step', () => {
 		expect(stepOf(run[0]).status).toBe('run');
 		const [[finished]] = await finish(table, [claimed]);
 		expect(stepOf(finished).status).toBe('finished');
+		// A claim table gone since the process last read it is said to be gone, not a Finish without a Start.
+		await admin.query(`DROP TABLE ${table}`);
+		await expect(finish(table, [claimed])).rejects.toThrow(/does not exist/);
+		await expect(finish(table, [claimed])).rejects.not.toThrow(/not started/);
 	});
 
 	it('refuses to finish a step this execution did not start', async () => {

@@ -40,10 +40,15 @@ export async function finishSteps(
 		],
 		// After the step's side effect: worth riding out a restart, as Complete does.
 		SETTLE_RETRY,
-	).catch((error: unknown) => {
+	).catch(async (error: unknown) => {
 		// No step table: no Start Step ever marked a step beside this claim table, so each item is a Finish
-		// without its Start, refused by item, not a missing relation failing the whole batch unnamed.
-		if ((error as { code?: string } | null)?.code === UNDEFINED_TABLE) return undefined;
+		// without its Start, refused by item, not a missing relation failing the whole batch unnamed. (A
+		// claim table gone instead is left to the caller, which reads the table again.)
+		if (
+			(error as { code?: string } | null)?.code === UNDEFINED_TABLE &&
+			!(await stepTableExists(table))
+		)
+			return undefined;
 		throw error;
 	});
 	if (answer === undefined) return requests.map(() => 'not_started');
@@ -53,6 +58,14 @@ export async function finishSteps(
 	return requests.map((_, position) =>
 		!held.has(position + 1) ? 'not_held' : finished.has(position + 1) ? 'finished' : 'not_started',
 	);
+}
+
+async function stepTableExists(table: ClaimTable): Promise<boolean> {
+	const { rows } = await table.pool.query<{ found: boolean }>(
+		'SELECT to_regclass($1) IS NOT NULL AS found',
+		[stepTableRef(table.ref).qualified],
+	);
+	return rows[0].found;
 }
 
 /**
