@@ -245,6 +245,10 @@ describe('Idempotency Key: Complete With Write', () => {
 			[
 				['/* note */ COMMIT', () => [], undefined, /controls the transaction/],
 				[' \n-- first\nrollback', () => [], undefined, /controls the transaction/],
+				// Before the fix these ran: reported completed, the claim in fact rolled back or committed bare.
+				[';;ROLLBACK', () => [], undefined, /controls the transaction/],
+				['; COMMIT', () => [], undefined, /controls the transaction/],
+				['/* a /* nested */ b */ ROLLBACK', () => [], undefined, /controls the transaction/],
 				// Before the fix these committed, and the setting stayed on the pooled connection.
 				['SET synchronous_commit = off', () => [], undefined, /changes the session/],
 				['/* x */ set session role postgres', () => [], undefined, /changes the session/],

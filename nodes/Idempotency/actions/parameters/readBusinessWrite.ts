@@ -22,8 +22,39 @@ const SESSION_CHANGE =
 /** COPY: the node has no stream to feed it, and a COPY … FROM STDIN would wait for one forever, the claim row locked. */
 const COPY = /^copy\b/i;
 
-/** Leading blanks and SQL comments, which the server skips before the statement's first word. */
-const LEADING_NOISE = /^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/;
+/**
+ * The text from the statement's first word: past blanks, SQL comments (block comments nest in Postgres)
+ * and empty statements (`;`), which the server skips too, so `;COMMIT` or a ROLLBACK after a nested
+ * comment is still seen as the COMMIT or ROLLBACK it runs as.
+ */
+function withoutLeadingNoise(text: string): string {
+	let at = 0;
+	while (at < text.length) {
+		if (/[\s;]/.test(text[at])) at++;
+		else if (text.startsWith('--', at)) {
+			const lineEnd = text.indexOf('\n', at);
+			at = lineEnd === -1 ? text.length : lineEnd + 1;
+		} else if (text.startsWith('/*', at)) at = afterBlockComment(text, at);
+		else break;
+	}
+	return text.slice(at);
+}
+
+/** Where the block comment opening at `start` ends, its nested comments included. */
+function afterBlockComment(text: string, start: number): number {
+	let depth = 0;
+	let at = start;
+	do {
+		if (text.startsWith('/*', at)) {
+			depth++;
+			at += 2;
+		} else if (text.startsWith('*/', at)) {
+			depth--;
+			at += 2;
+		} else at++;
+	} while (depth > 0 && at < text.length);
+	return at;
+}
 
 /** The item's business write: its SQL and parameters; throws a message naming what is wrong. */
 export function readBusinessWrite(context: IExecuteFunctions, index: number): BusinessWrite {
@@ -32,7 +63,7 @@ export function readBusinessWrite(context: IExecuteFunctions, index: number): Bu
 		throw new MappedValueError(
 			'the Query is empty: write the SQL statement to run, e.g. an INSERT',
 		);
-	const statement = text.replace(LEADING_NOISE, '');
+	const statement = withoutLeadingNoise(text);
 	if (TRANSACTION_CONTROL.test(statement))
 		throw new MappedValueError(
 			'the Query controls the transaction (BEGIN, COMMIT, ROLLBACK, SAVEPOINT …): the node runs it ' +
