@@ -133,6 +133,74 @@ describe('Idempotency Key: Complete With Write', () => {
 		]);
 	});
 
+	it('a deferred constraint that fails at COMMIT fails only its item as write_failed; the others commit', async () => {
+		const table = uniqueTableName('key');
+		const orders = uniqueTableName('orders');
+		await admin.query(
+			`CREATE TABLE ${orders} (ref text, CONSTRAINT one_ref UNIQUE (ref) DEFERRABLE INITIALLY DEFERRED)`,
+		);
+		await admin.query(`INSERT INTO ${orders} VALUES ('taken')`);
+		const [created] = await claim(
+			[webhookItem('{"id":"evt_1","ref":"taken"}'), webhookItem('{"id":"evt_2","ref":"free"}')],
+			table,
+		);
+		const [out] = await writeAndComplete(
+			created,
+			table,
+			`INSERT INTO ${orders} VALUES ($1)`,
+			(json) => [bodyOf(json).ref],
+			{ continueOnFail: true },
+		);
+		// Before the fix: the COMMIT's error failed both items as a database error naming neither.
+		expect(
+			out.map((item) => item.json.error ?? (item.json.idempotency as IDataObject).key),
+		).toEqual(['write_failed', 'evt:evt_2']);
+		expect(out[0].json.message).toMatch(
+			/^Item 0: the write failed: duplicate key value violates unique constraint "one_ref".*claim is still held/,
+		);
+		const claims = await rowsOf(admin, table);
+		expect(claims.map(({ key, status }) => ({ key, status }))).toEqual([
+			{ key: 'evt:evt_1', status: 'processing' },
+			{ key: 'evt:evt_2', status: 'completed' },
+		]);
+	});
+
+	it('two items of one event write nothing: the first would complete the claim and the second be refused', async () => {
+		const table = uniqueTableName('key');
+		const lines = uniqueTableName('lines');
+		await admin.query(`CREATE TABLE ${lines} (event_id text, line integer)`);
+		const [created] = await claim(
+			[webhookItem('{"id":"evt_1"}'), webhookItem('{"id":"evt_2"}')],
+			table,
+		);
+		// evt_1's order split into two line items, both paired with the event, as a Split Out node gives.
+		const split = [1, 2].map((line) => ({ ...created[0], json: { ...created[0].json, line } }));
+		const [out] = await writeAndComplete(
+			[...split, created[1]],
+			table,
+			`INSERT INTO ${lines} VALUES ($1, $2)`,
+			(json) => [bodyOf(json).id, json.line ?? 1],
+			{ continueOnFail: true },
+		);
+		expect(out.map((item) => item.json.error ?? item.json.idempotency)).toEqual([
+			'configuration',
+			'configuration',
+			expect.objectContaining({ key: 'evt:evt_2', completed: true }),
+		]);
+		expect(out[0].json.message).toMatch(
+			/^Item 0: the key "evt:evt_1" is on items 0, 1 of this execution: .* none is written/,
+		);
+		// Before the fix: line 1 written and evt_1 completed, line 2 refused as not_held and lost.
+		expect((await admin.query(`SELECT event_id, line FROM ${lines} ORDER BY 1, 2`)).rows).toEqual([
+			{ event_id: 'evt_2', line: 1 },
+		]);
+		const claims = await rowsOf(admin, table);
+		expect(claims.map(({ key, status }) => ({ key, status }))).toEqual([
+			{ key: 'evt:evt_1', status: 'processing' },
+			{ key: 'evt:evt_2', status: 'completed' },
+		]);
+	});
+
 	it('without a Continue setting a failed write stops the node with the item named', async () => {
 		const table = uniqueTableName('key');
 		const { orders } = await ordersTable();
@@ -169,14 +237,27 @@ describe('Idempotency Key: Complete With Write', () => {
 		expect(await rows()).toEqual([]);
 	});
 
-	it('refuses transaction control, a missing Claim ID and parameters that are not a list, each by item', async () => {
+	it('refuses transaction control, session changes, a missing Claim ID and parameters that are not a list, each by item', async () => {
 		const table = uniqueTableName('key');
-		const { insert } = await ordersTable();
+		const { insert, orders } = await ordersTable();
 		const [created] = await claim([webhookItem('{"id":"evt_1","amount":1}')], table);
 		const cases: Array<[string, (json: IDataObject) => unknown, IDataObject | undefined, RegExp]> =
 			[
 				['/* note */ COMMIT', () => [], undefined, /controls the transaction/],
 				[' \n-- first\nrollback', () => [], undefined, /controls the transaction/],
+				// Before the fix these ran: reported completed, the claim in fact rolled back or committed bare.
+				[';;ROLLBACK', () => [], undefined, /controls the transaction/],
+				['; COMMIT', () => [], undefined, /controls the transaction/],
+				['/* a /* nested */ b */ ROLLBACK', () => [], undefined, /controls the transaction/],
+				// Before the fix these committed, and the setting stayed on the pooled connection.
+				['SET synchronous_commit = off', () => [], undefined, /changes the session/],
+				['/* x */ set session role postgres', () => [], undefined, /changes the session/],
+				['RESET ALL', () => [], undefined, /changes the session/],
+				['DEALLOCATE ALL', () => [], undefined, /changes the session/],
+				['PREPARE p AS SELECT 1', () => [], undefined, /changes the session/],
+				['LISTEN orders', () => [], undefined, /changes the session/],
+				// Before the fix COPY … FROM STDIN waited for ever, holding the claim row's lock.
+				[` copy ${orders} FROM STDIN`, () => [], undefined, /the Query is a COPY/],
 				['', () => [], undefined, /the Query is empty/],
 				[insert, () => 'evt_1, 1', undefined, /Query Parameters are not a list/],
 				[

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { ClaimNotHeldError, WriteError } from '../errors';
+import { ClaimNotHeldError, MappedValueError, WriteError } from '../errors';
 import { itemFailure } from '../../shared/nodeError';
 import { completeWithWrite, type WriteRequest } from '../store/claims/completeWithWrite';
 import { operationResult } from '../store/record/idempotencyResult';
@@ -30,7 +30,7 @@ export async function executeCompleteWithWrite(
 ): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const storing = storesResponse(this);
-	const { read: requests, failed: out } = readEachItem(this, (index): WriteRequest => {
+	const { read, failed: out } = readEachItem(this, (index): WriteRequest => {
 		const { key, claimId } = readClaimedKey(this, index, 'Complete With Write writes');
 		const write = readBusinessWrite(this, index);
 		return {
@@ -40,6 +40,7 @@ export async function executeCompleteWithWrite(
 			response: storing ? readResponse(this, index) : undefined,
 		};
 	});
+	const requests = onePerEvent(this, read, out);
 	if (requests.length === 0) return [out];
 
 	const credentials = await readCredentials(this);
@@ -87,4 +88,30 @@ export async function executeCompleteWithWrite(
 		}
 	}
 	return [out];
+}
+
+/**
+ * The requests whose key no other item of the execution has. Of two items of one event, the first's
+ * transaction would complete the claim and the second's write would then be refused: the event done with
+ * part of its work lost, and its retries duplicates. So every item of such a key fails, nothing written,
+ * the claim still held.
+ */
+function onePerEvent(
+	context: IExecuteFunctions,
+	requests: Array<WriteRequest & { index: number }>,
+	out: INodeExecutionData[],
+): Array<WriteRequest & { index: number }> {
+	const itemsOf = new Map<string, number[]>();
+	for (const { key, index } of requests) itemsOf.set(key, [...(itemsOf.get(key) ?? []), index]);
+	return requests.filter(({ key, index }) => {
+		const indexes = itemsOf.get(key)!;
+		if (indexes.length === 1) return true;
+		const refusal = new MappedValueError(
+			`the key "${key}" is on items ${indexes.join(', ')} of this execution: the first write would complete ` +
+				'its claim and the others would be refused, so none is written; merge the items first (an Aggregate ' +
+				'node) and write them in one statement, e.g. INSERT … SELECT * FROM unnest($1::text[], $2::int[])',
+		);
+		out.push(failedItem(itemFailure(context, refusal, index), 'configuration', index));
+		return false;
+	});
 }

@@ -92,7 +92,7 @@ export const stepProperties: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether to record the result found by hand (the step did happen), so the next run takes Done, instead of clearing the mark so it runs the step again',
+			"Whether to record the result found by hand (the step did happen) on the step's mark, so the next run takes Done, instead of clearing the mark so it runs the step again. With no mark for the Key and Step Name, nothing is recorded (not_found).",
 		displayOptions: { show: { operation: ['forget'] } },
 	},
 	{

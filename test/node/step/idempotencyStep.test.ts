@@ -213,6 +213,21 @@ describe('Idempotency Step: Start Step', () => {
 		expect(failed.json).toEqual({ error: 'not_held', message: expect.stringMatching(/^Item 0: /) });
 	});
 
+	it("a refused item stops the node without a Continue setting: the batch's other steps are not left started", async () => {
+		const table = uniqueTableName('step');
+		const held = await claim(table, 'evt_23');
+		const stale = await claim(table, 'evt_24');
+		await takeOver(table, 'evt_24');
+		await expect(start(table, [held, stale])).rejects.toThrow(
+			/Item 1: step "charge card" was not started: the claim of "evt:evt_24" is not held/,
+		);
+		// evt_23's Run never left the node, so its step never ran. Before the fix its mark stayed, and the
+		// event's next run took Uncertain (a person) for a step that never happened.
+		expect(await stepRows(table)).toEqual([]);
+		const [[run]] = await start(table, [held]);
+		expect(stepOf(run)).toMatchObject({ status: 'run', attempt: 1 });
+	});
+
 	it('refuses a completed claim: Complete ended the run', async () => {
 		const table = uniqueTableName('step');
 		const claimed = await claim(table, 'evt_6');
@@ -227,6 +242,16 @@ describe('Idempotency Step: Start Step', () => {
 			await expect(
 				runStep([claimed], { operation: 'start', stepName: bad, options: { table } }),
 			).rejects.toThrow(/Item 0: the Step Name .* is not allowed/);
+		}
+		// Before the fix: 'the Step Name 5 is not allowed: use 1–64 letters, digits …', which 5 is.
+		for (const [bad, kind] of [
+			[5, 'a number \\(5\\)'],
+			[{ name: 'x' }, 'an object'],
+			[['x'], 'an array'],
+		] as const) {
+			await expect(
+				runStep([claimed], { operation: 'start', stepName: bad, options: { table } }),
+			).rejects.toThrow(new RegExp(`Item 0: the Step Name is ${kind}.*, not text`));
 		}
 	});
 
@@ -283,6 +308,51 @@ describe('Idempotency Step: Finish Step', () => {
 		]);
 	});
 
+	it('refuses every finish of a step that two items of one execution finish; the step stays started', async () => {
+		const table = uniqueTableName('step');
+		const claimed = await claim(table, 'evt_16');
+		const other = await claim(table, 'evt_19');
+		await start(table, [claimed, other]);
+		// A node before Finish Step split the step's answer into two items, both paired with the event.
+		const pages = [1, 2].map((page) => ({ json: { page, idempotency: claimed.json.idempotency } }));
+		const [out] = await runStep(
+			[...pages, other],
+			{ operation: 'finish', stepName: 'charge card', options: { table } },
+			{ onError: 'continueErrorOutput' },
+		);
+		expect(out.map((item) => item.json.error ?? stepOf(item).status)).toEqual([
+			'configuration',
+			'configuration',
+			'finished',
+		]);
+		expect(out[1].json.message).toMatch(
+			/^Item 1: step "charge card" of "evt:evt_16" is finished by items 0, 1 of this execution: .* the step stays started/,
+		);
+		// Before the fix: both said finished, and Postgres recorded either page as the step's result.
+		expect(await stepRows(table)).toEqual([
+			expect.objectContaining({ key: 'evt:evt_16', finished: false, result: null }),
+			expect.objectContaining({ key: 'evt:evt_19', finished: true }),
+		]);
+	});
+
+	it('refuses a Finish without a Start by item, also before any step table exists; a Start then works', async () => {
+		const table = uniqueTableName('step');
+		const claimed = await claim(table, 'evt_17');
+		// Before the fix: the whole batch failed with 'relation "…_steps" does not exist', no item or step named.
+		await expect(finish(table, [claimed])).rejects.toThrow(
+			/^Item 0: step "charge card" of "evt:evt_17" was not started by this execution/,
+		);
+		expect(await stepRows(table)).toEqual([]);
+		const [run] = await start(table, [claimed]);
+		expect(stepOf(run[0]).status).toBe('run');
+		const [[finished]] = await finish(table, [claimed]);
+		expect(stepOf(finished).status).toBe('finished');
+		// A claim table gone since the process last read it is said to be gone, not a Finish without a Start.
+		await admin.query(`DROP TABLE ${table}`);
+		await expect(finish(table, [claimed])).rejects.toThrow(/does not exist/);
+		await expect(finish(table, [claimed])).rejects.not.toThrow(/not started/);
+	});
+
 	it('refuses to finish a step this execution did not start', async () => {
 		const table = uniqueTableName('step');
 		const first = await claim(table, 'evt_10');
@@ -321,6 +391,59 @@ describe('Idempotency Step: Forget Step, and Complete', () => {
 		const [[again]] = await forget({});
 		const [[gone]] = await forget({});
 		expect([stepOf(again).status, stepOf(gone).status]).toEqual(['forgotten', 'not_found']);
+	});
+
+	it('Forget Step records a result only on a mark a run made: a mistyped step or key is not_found', async () => {
+		const table = uniqueTableName('step');
+		const first = await claim(table, 'evt_18');
+		await start(table, [first]);
+		const retried = await takeOver(table, 'evt_18');
+		const record = (stepName: string, key: string) =>
+			runStep([{ json: { idempotency: { key } } }], {
+				operation: 'forget',
+				stepName,
+				recordResult: true,
+				resultJson: '{"chargeId":"ch_found"}',
+				options: { table },
+			});
+		// Before the fix: both said recorded, and made marks no run asks for.
+		const [[wrongStep]] = await record('charge Card', 'evt:evt_18');
+		const [[wrongKey]] = await record('charge card', 'evt:evt_81');
+		expect([stepOf(wrongStep).status, stepOf(wrongKey).status]).toEqual(['not_found', 'not_found']);
+		expect(await stepRows(table)).toEqual([
+			expect.objectContaining({ key: 'evt:evt_18', step: 'charge card', finished: false }),
+		]);
+		const [, , [uncertain]] = await start(table, [retried]);
+		expect(stepOf(uncertain).status).toBe('uncertain');
+		const [[recorded]] = await record('charge card', 'evt:evt_18');
+		expect(stepOf(recorded).status).toBe('recorded');
+	});
+
+	it('Forget Step failing part-way reports the items it already forgot as forgotten, not failed', async () => {
+		const table = uniqueTableName('step');
+		const claimed = [];
+		for (const id of ['evt_20', 'evt_21', 'evt_22']) claimed.push(await claim(table, id));
+		await start(table, claimed);
+		// The server refuses the second item's DELETE (as a lock time-out or a lost connection would).
+		await admin.query(
+			`CREATE FUNCTION ${table}_refuse() RETURNS trigger LANGUAGE plpgsql AS ` +
+				`$$ BEGIN IF OLD.key = 'evt:evt_21' THEN RAISE EXCEPTION 'refused'; END IF; RETURN OLD; END $$`,
+		);
+		await admin.query(
+			`CREATE TRIGGER refuse BEFORE DELETE ON ${table}_steps FOR EACH ROW EXECUTE FUNCTION ${table}_refuse()`,
+		);
+		const [out] = await runStep(
+			claimed,
+			{ operation: 'forget', stepName: 'charge card', options: { table } },
+			{ onError: 'continueErrorOutput' },
+		);
+		// Before the fix: all three failed, though evt_20's mark was deleted.
+		expect(out.map((item) => [item.pairedItem, item.json.error ?? stepOf(item).status])).toEqual([
+			[{ item: 0 }, 'forgotten'],
+			[{ item: 1 }, 'database'],
+			[{ item: 2 }, 'database'],
+		]);
+		expect((await stepRows(table)).map((row) => row.key)).toEqual(['evt:evt_21', 'evt:evt_22']);
 	});
 
 	it("Complete and Release delete the event's step rows, and only that event's", async () => {

@@ -85,6 +85,30 @@ describe('completeWithWrite', () => {
 		expect(await orderRows()).toHaveLength(1);
 	});
 
+	it('a Query of two statements is refused, so a hidden COMMIT or ROLLBACK cannot split the write from the Complete', async () => {
+		const { table, orders, orderRows } = await tables();
+		const cases = [
+			// Before the fix: reported completed, yet the ROLLBACK had undone the write and the Complete.
+			`INSERT INTO ${orders} VALUES ('evt_1', 1); ROLLBACK`,
+			// Before the fix: the COMMIT completed the claim, then the failed write was reported as rolled back.
+			`SELECT 1; COMMIT; INSERT INTO ${orders} VALUES ('evt_1', 1 / 0)`,
+			// Before the fix: written and completed, with no rowCount or rows to report.
+			`INSERT INTO ${orders} VALUES ('evt_1', 1); DELETE FROM ${orders} WHERE event_id = 'other'`,
+		];
+		for (const text of cases) {
+			const claimId = await leased(table, 'evt_1');
+			const before = await rowOf(table, 'evt_1');
+			await expect(
+				completeWithWrite(table, { key: 'evt_1', claimId, write: { text, values: [] } }),
+			).rejects.toThrow(
+				new RegExp('the write failed: cannot insert multiple commands into a prepared statement'),
+			);
+			expect(await orderRows()).toEqual([]);
+			expect(await rowOf(table, 'evt_1')).toEqual(before);
+			await admin.query(`DELETE FROM ${table.ref.qualified} WHERE key = 'evt_1'`);
+		}
+	});
+
 	it('a holder whose claim was taken over writes nothing and is told so; the new holder writes once', async () => {
 		const { table, insert, orderRows } = await tables();
 		const first = await leased(table, 'evt_1');

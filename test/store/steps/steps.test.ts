@@ -225,11 +225,14 @@ describe('steps and the deletes that are not a settle', () => {
 		expect(await markedKeys(table)).toEqual(['other:1']);
 	});
 
-	it('Forget finds nothing where no step table was ever made', async () => {
+	it('Forget finds nothing to forget or record where no step table was ever made', async () => {
 		const table = await freshClaimTable();
-		expect(await forgetSteps(table.pool, table.ref, [{ key: 'a', step: 'pay' }])).toEqual([
-			'not_found',
-		]);
+		expect(
+			await forgetSteps(table.pool, table.ref, [
+				{ key: 'a', step: 'pay' },
+				{ key: 'a', step: 'pay', result: '{}' },
+			]),
+		).toEqual({ states: ['not_found', 'not_found'] });
 	});
 
 	it('a table of that name that is not a step table is never touched', async () => {

@@ -25,13 +25,22 @@ export async function executeForgetStep(this: IExecuteFunctions): Promise<INodeE
 
 	const credentials = await readCredentials(this);
 	let states: ForgetState[];
+	let failure: unknown;
 	try {
-		states = await forgetSteps(await poolFor(credentials), readTableRef(this), requests);
+		({ states, failure } = await forgetSteps(
+			await poolFor(credentials),
+			readTableRef(this),
+			requests,
+		));
 	} catch (error) {
-		const indexes = requests.map((request) => request.index);
-		return [[...out, ...databaseFailure(this, error, credentials, indexes, true)]];
+		states = [];
+		failure = error;
 	}
-	requests.forEach((request, position) => {
+	// The items before a failure were forgotten or recorded (each commits on its own): they go out as such.
+	const unsettled = requests.slice(states.length).map((request) => request.index);
+	const failed =
+		failure === undefined ? [] : databaseFailure(this, failure, credentials, unsettled, true);
+	requests.slice(0, states.length).forEach((request, position) => {
 		const source = items[request.index];
 		out.push({
 			json: {
@@ -50,5 +59,5 @@ export async function executeForgetStep(this: IExecuteFunctions): Promise<INodeE
 			pairedItem: { item: request.index },
 		});
 	});
-	return [out];
+	return [[...out, ...failed]];
 }

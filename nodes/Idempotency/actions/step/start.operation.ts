@@ -5,6 +5,7 @@ import { StepError } from '../../errors';
 import { startSteps } from '../../store/steps/startSteps';
 import type { StepRecord, StepRequest } from '../../store/steps/stepRecord';
 import { withStepTable } from '../../store/steps/stepTableOnDemand';
+import { unmarkSteps } from '../../store/steps/unmarkSteps';
 import { openClaimTable, withCurrentTable, type TableNeeds } from '../../store/table/claimTable';
 import { CLAIM_ID_COLUMNS } from '../../store/table/tableSchema';
 import { stepKey } from '../../step/stepKey';
@@ -57,11 +58,19 @@ export async function executeStartStep(this: IExecuteFunctions): Promise<INodeEx
 	try {
 		const pool = await poolFor(credentials);
 		const table = await openClaimTable(pool, ref, START_NEEDS);
-		records = await withCurrentTable(table, START_NEEDS, (current) =>
-			withStepTable(pool, ref, createTable, () =>
+		records = await withCurrentTable(table, START_NEEDS, async (current) => {
+			const started = await withStepTable(pool, ref, createTable, () =>
 				startSteps(current, requests, { serviceHonoursKey }),
-			),
-		);
+			);
+			// Without a Continue setting a refused item stops the node below, so no Run leaves it: the steps
+			// this start marked did not run, and their marks go.
+			if (!this.continueOnFail() && started.some((record) => record.state === 'not_held'))
+				await unmarkSteps(
+					current,
+					requests.filter((_, at) => started[at].state === 'run' && started[at].attempts === 1),
+				);
+			return started;
+		});
 		// A step table this picture of the claim table did not know of (just made, here or elsewhere): read
 		// the table again, so this process's Complete deletes the marks with the claim.
 		if (!table.capabilities.steps) await openClaimTable(pool, ref, { ...START_NEEDS, fresh: true });

@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryConfig } from 'pg';
 
 import { ClaimNotHeldError, WriteError } from '../../errors';
 import { messageOf } from '../../../shared/nodeError';
@@ -74,11 +74,33 @@ export async function completeWithWrite(
 	throw new ClaimNotHeldError(notHeldMessage(request.key, value.answer));
 }
 
+/**
+ * The write goes by the extended protocol even without parameters (pg sends a parameterless query as a
+ * simple one, which runs every statement in the text): the server then refuses a second statement, so a
+ * `…; COMMIT` or `…; ROLLBACK` can never end the transaction the Complete shares, and the answer is one
+ * statement's rows. `queryMode` is pg's own, missing from its type definitions.
+ */
+const oneStatement = (write: BusinessWrite): QueryConfig & { queryMode: 'extended' } => ({
+	text: write.text,
+	values: write.values,
+	queryMode: 'extended',
+});
+
+/**
+ * Deferred constraints (DEFERRABLE INITIALLY DEFERRED, constraint triggers) are checked now, not at COMMIT:
+ * a violation is the write's fault, reported for its item with the claim held, where at COMMIT it would
+ * fail as a database error naming no item and stop the items after it.
+ */
+const CHECK_DEFERRED = 'SET CONSTRAINTS ALL IMMEDIATE';
+
 async function runWrite(client: PoolClient, write: BusinessWrite): Promise<WriteResult> {
-	const answer = await client.query(write.text, write.values).then(
-		(result) => ({ result }),
-		(failure: unknown) => ({ failure }),
-	);
+	const answer = await client
+		.query(oneStatement(write))
+		.then(async (result) => {
+			await client.query(CHECK_DEFERRED);
+			return { result };
+		})
+		.catch((failure: unknown) => ({ failure }));
 	if ('result' in answer) return { rowCount: answer.result.rowCount, rows: answer.result.rows };
 	const { failure } = answer;
 	// The server's state, not the statement's fault: the whole transaction runs again.

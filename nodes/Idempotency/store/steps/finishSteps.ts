@@ -1,4 +1,5 @@
 import type { ClaimTable } from '../table/claimTable';
+import { UNDEFINED_TABLE } from '../table/createOnDemand';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
 import { SETTLE_RETRY } from '../statements/transientErrors';
 import { storedClaimId } from '../record/storedValues';
@@ -27,7 +28,7 @@ export async function finishSteps(
 	requests: FinishRequest[],
 ): Promise<FinishState[]> {
 	if (requests.length === 0) return [];
-	const { value } = await queryStatementWithRetry<{ held: string[]; finished: string[] }>(
+	const answer = await queryStatementWithRetry<{ held: string[]; finished: string[] }>(
 		table.pool,
 		namedStatement(finishSql(table)),
 		[
@@ -39,12 +40,32 @@ export async function finishSteps(
 		],
 		// After the step's side effect: worth riding out a restart, as Complete does.
 		SETTLE_RETRY,
-	);
+	).catch(async (error: unknown) => {
+		// No step table: no Start Step ever marked a step beside this claim table, so each item is a Finish
+		// without its Start, refused by item, not a missing relation failing the whole batch unnamed. (A
+		// claim table gone instead is left to the caller, which reads the table again.)
+		if (
+			(error as { code?: string } | null)?.code === UNDEFINED_TABLE &&
+			!(await stepTableExists(table))
+		)
+			return undefined;
+		throw error;
+	});
+	if (answer === undefined) return requests.map(() => 'not_started');
+	const { value } = answer;
 	const held = new Set(value.rows[0].held.map(Number));
 	const finished = new Set(value.rows[0].finished.map(Number));
 	return requests.map((_, position) =>
 		!held.has(position + 1) ? 'not_held' : finished.has(position + 1) ? 'finished' : 'not_started',
 	);
+}
+
+async function stepTableExists(table: ClaimTable): Promise<boolean> {
+	const { rows } = await table.pool.query<{ found: boolean }>(
+		'SELECT to_regclass($1) IS NOT NULL AS found',
+		[stepTableRef(table.ref).qualified],
+	);
+	return rows[0].found;
 }
 
 /**

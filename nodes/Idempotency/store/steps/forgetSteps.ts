@@ -12,19 +12,21 @@ export interface ForgetRequest {
 	result?: string;
 }
 
-/** `forgotten`: the mark is gone, the next run runs the step; `recorded`: it is done with the given result; `not_found`: no mark. */
+/** `forgotten`: the mark is gone, the next run runs the step; `recorded`: it is done with the given result; `not_found`: no mark (nothing recorded). */
 export type ForgetState = 'forgotten' | 'recorded' | 'not_found';
 
 /**
  * For an operator, after checking an uncertain step by hand: deletes its mark, so the event's next run
  * runs it (as its first attempt), or records the result found, so the next run takes Done. Whoever holds
- * the claim: an operator holds none. One statement per item: an operator's handful, not a batch.
+ * the claim: an operator holds none. One statement per item: an operator's handful, not a batch. Each
+ * commits on its own, so a failure stops there and comes back with the states of the ones before it,
+ * which are done: they must not be reported failed.
  */
 export async function forgetSteps(
 	pool: Pool,
 	claimTable: TableRef,
 	requests: ForgetRequest[],
-): Promise<ForgetState[]> {
+): Promise<{ states: ForgetState[]; failure?: unknown }> {
 	const steps = stepTableRef(claimTable).qualified;
 	const states: ForgetState[] = [];
 	for (const request of requests) {
@@ -34,9 +36,10 @@ export async function forgetSteps(
 						request.key,
 						request.step,
 					])
-				: client.query(
-						`INSERT INTO ${steps} AS s (key, step, claim_id, finished_at, result) VALUES ($1, $2, NULL, now(), $3::json) ` +
-							'ON CONFLICT (key, step) DO UPDATE SET finished_at = now(), result = EXCLUDED.result, claim_id = NULL',
+				: // Only on a mark a run made: a mistyped key or step name would otherwise record a step no run
+					// asks for, reported as recorded while the event's own step stays Uncertain.
+					client.query(
+						`UPDATE ${steps} SET finished_at = now(), result = $3::json, claim_id = NULL WHERE key = $1 AND step = $2`,
 						[request.key, request.step, request.result],
 					);
 		let changed = 0;
@@ -46,12 +49,12 @@ export async function forgetSteps(
 		} catch (error) {
 			failure = error;
 		}
-		// A step table never made holds no mark to forget (recording one needs it).
+		// A step table never made holds no mark to forget or record.
 		const noTable = (failure as { code?: string } | undefined)?.code === UNDEFINED_TABLE;
-		if (failure !== undefined && (request.result !== undefined || !noTable)) throw failure;
+		if (failure !== undefined && !noTable) return { states, failure };
 		states.push(
-			request.result !== undefined ? 'recorded' : changed > 0 ? 'forgotten' : 'not_found',
+			changed === 0 ? 'not_found' : request.result !== undefined ? 'recorded' : 'forgotten',
 		);
 	}
-	return states;
+	return { states };
 }
