@@ -13,6 +13,7 @@ import {
 import { CLAIM_ID_COLUMNS, RESPONSE_COLUMNS } from '../store/table/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure, failedItem } from './failures/databaseFailure';
+import { unsharedRequests } from './failures/sharedByItems';
 import { readBusinessWrite } from './parameters/readBusinessWrite';
 import { readClaimedKey } from './parameters/readClaimedKey';
 import { readCredentials } from './parameters/readCredentials';
@@ -40,7 +41,20 @@ export async function executeCompleteWithWrite(
 			response: storing ? readResponse(this, index) : undefined,
 		};
 	});
-	const requests = onePerEvent(this, read, out);
+	// Of two items of one event, the first's transaction would complete the claim and the second's write
+	// would then be refused: the event done with part of its work lost, and its retries duplicates.
+	const requests = unsharedRequests(
+		this,
+		read,
+		(request) => request.key,
+		({ key }, indexes) =>
+			new MappedValueError(
+				`the key "${key}" is on items ${indexes.join(', ')} of this execution: the first write would complete ` +
+					'its claim and the others would be refused, so none is written; merge the items first (an Aggregate ' +
+					'node) and write them in one statement, e.g. INSERT … SELECT * FROM unnest($1::text[], $2::int[])',
+			),
+		out,
+	);
 	if (requests.length === 0) return [out];
 
 	const credentials = await readCredentials(this);
@@ -88,30 +102,4 @@ export async function executeCompleteWithWrite(
 		}
 	}
 	return [out];
-}
-
-/**
- * The requests whose key no other item of the execution has. Of two items of one event, the first's
- * transaction would complete the claim and the second's write would then be refused: the event done with
- * part of its work lost, and its retries duplicates. So every item of such a key fails, nothing written,
- * the claim still held.
- */
-function onePerEvent(
-	context: IExecuteFunctions,
-	requests: Array<WriteRequest & { index: number }>,
-	out: INodeExecutionData[],
-): Array<WriteRequest & { index: number }> {
-	const itemsOf = new Map<string, number[]>();
-	for (const { key, index } of requests) itemsOf.set(key, [...(itemsOf.get(key) ?? []), index]);
-	return requests.filter(({ key, index }) => {
-		const indexes = itemsOf.get(key)!;
-		if (indexes.length === 1) return true;
-		const refusal = new MappedValueError(
-			`the key "${key}" is on items ${indexes.join(', ')} of this execution: the first write would complete ` +
-				'its claim and the others would be refused, so none is written; merge the items first (an Aggregate ' +
-				'node) and write them in one statement, e.g. INSERT … SELECT * FROM unnest($1::text[], $2::int[])',
-		);
-		out.push(failedItem(itemFailure(context, refusal, index), 'configuration', index));
-		return false;
-	});
 }

@@ -9,6 +9,7 @@ import { CLAIM_ID_COLUMNS } from '../../store/table/tableSchema';
 import { stepKey } from '../../step/stepKey';
 import { poolFor } from '../../transport/poolRegistry';
 import { databaseFailure, failedItem } from '../failures/databaseFailure';
+import { unsharedRequests } from '../failures/sharedByItems';
 import { readCredentials } from '../parameters/readCredentials';
 import { readEachItem } from '../parameters/readEachItem';
 import { readNumber } from '../parameters/readNumber';
@@ -45,7 +46,19 @@ export async function executeFinishStep(this: IExecuteFunctions): Promise<INodeE
 			);
 		return { key, step, claimId, result };
 	});
-	const requests = oneResultPerStep(this, read, out);
+	// One statement finishes the batch: two results for one step would leave Postgres to record either (a
+	// part of the step's answer, split into items), each item saying its own was.
+	const requests = unsharedRequests(
+		this,
+		read,
+		(request) => JSON.stringify([request.key, request.step]),
+		({ key, step }, indexes) =>
+			new StepError(
+				`step "${step}" of "${key}" is finished by items ${indexes.join(', ')} of this execution: one ` +
+					'result is recorded per step, so none is and the step stays started; merge the items first (an Aggregate node)',
+			),
+		out,
+	);
 	if (requests.length === 0) return [out];
 
 	const credentials = await readCredentials(this);
@@ -89,32 +102,4 @@ export async function executeFinishStep(this: IExecuteFunctions): Promise<INodeE
 		);
 	});
 	return [out];
-}
-
-/**
- * The requests whose step no other item of the execution finishes. One statement finishes the batch: two
- * results for one step would leave Postgres to record either (a part of the step's answer, split into
- * items), each item saying its own was. So every item of such a step fails, and the step stays started.
- */
-function oneResultPerStep(
-	context: IExecuteFunctions,
-	requests: Array<FinishRequest & { index: number }>,
-	out: INodeExecutionData[],
-): Array<FinishRequest & { index: number }> {
-	const itemsOf = new Map<string, number[]>();
-	const pairOf = (request: FinishRequest) => JSON.stringify([request.key, request.step]);
-	for (const request of requests)
-		itemsOf.set(pairOf(request), [...(itemsOf.get(pairOf(request)) ?? []), request.index]);
-	return requests.filter((request) => {
-		const indexes = itemsOf.get(pairOf(request))!;
-		if (indexes.length === 1) return true;
-		const refusal = new StepError(
-			`step "${request.step}" of "${request.key}" is finished by items ${indexes.join(', ')} of this execution: one ` +
-				'result is recorded per step, so none is and the step stays started; merge the items first (an Aggregate node)',
-		);
-		out.push(
-			failedItem(itemFailure(context, refusal, request.index), 'configuration', request.index),
-		);
-		return false;
-	});
 }
