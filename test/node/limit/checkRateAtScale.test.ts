@@ -103,8 +103,9 @@ it(`${KEYS} keys × ${ATTEMPTS_PER_KEY} attempts over 30 s with R = ${MAX_STARTS
 		`Check Rate, ${KEYS} keys × ${ATTEMPTS_PER_KEY} attempts over ${((lastAttempt - first) / 1000).toFixed(1)} s of the database's clock: starts per key per 10 s from its first start ${JSON.stringify(windows)}`,
 	);
 	for (const customer of customers) {
-		// 30 s from the first start: three windows, each with demand above R.
-		expect(windows[customer].length).toBe(3);
+		// At least 30 s from the first start: three windows or more (a loaded machine's steps can take longer
+		// than their 0.3 s, and stretch the run), each with demand above R.
+		expect(windows[customer].length).toBeGreaterThanOrEqual(3);
 		for (const count of windows[customer]) expect(count).toBeGreaterThanOrEqual(0.95 * MAX_STARTS);
 	}
 }, 600_000);
