@@ -62,6 +62,8 @@ export async function executeSettleBurst(
 					error,
 					credentials,
 					claims.map((claim) => claim.index),
+					// After the work, its only output: the refused items beside keep their own errors.
+					true,
 				),
 			],
 		];
