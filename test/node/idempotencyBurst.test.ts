@@ -660,6 +660,17 @@ describe('the node around the store', () => {
 		expect(out[1].json.message).toMatch(/do not exist/);
 	});
 
+	it('Complete or Release on a table Collect never used says to set its Schema and Table, not to create tables', async () => {
+		const table = uniqueTableName('burst');
+		const item = { json: { burst: { id: '5', claimId: 'c' } } };
+		for (const operation of ['complete', 'release']) {
+			// Before: "turn on Create Table If Missing", an option that is on by default and does nothing here.
+			const refused = run(operation, [item], table);
+			await expect(refused).rejects.toThrow(/set the Schema and Table the Collect node uses/);
+			await expect(run(operation, [item], table)).rejects.not.toThrow(/Create Table If Missing/);
+		}
+	});
+
 	it('refuses a quiet period or lease past a year, naming it, before any statement', async () => {
 		const table = uniqueTableName('burst');
 		await expect(collect(table, 'c24', 0, { quietSeconds: 1e300 })).rejects.toThrow(
