@@ -643,6 +643,34 @@ describe('the node around the store', () => {
 		expect(await leftInTables(table)).toEqual({ bursts: 0, items: 0 });
 	});
 
+	it('Complete under the regular output: a database failure is labelled database, and a refused item keeps its own error', async () => {
+		// No burst tables under this name: the statement fails for the valid item.
+		const table = uniqueTableName('burst');
+		const items = [
+			{ json: { burst: { id: 'x', claimId: 'c' } } },
+			{ json: { burst: { id: '5', claimId: 'c' } } },
+		];
+		const [out] = await run('complete', items, table, {}, onError('continueRegularOutput'));
+		// Before, every item became the database's error, labelled configuration: item 0's own problem was lost.
+		expect(out.map((item) => [item.json.error, item.pairedItem])).toEqual([
+			['configuration', { item: 0 }],
+			['database', { item: 1 }],
+		]);
+		expect(out[0].json.message).toMatch(/^Item 0: the burst ID is "x"/);
+		expect(out[1].json.message).toMatch(/do not exist/);
+	});
+
+	it('Complete or Release on a table Collect never used says to set its Schema and Table, not to create tables', async () => {
+		const table = uniqueTableName('burst');
+		const item = { json: { burst: { id: '5', claimId: 'c' } } };
+		for (const operation of ['complete', 'release']) {
+			// Before: "turn on Create Table If Missing", an option that is on by default and does nothing here.
+			const refused = run(operation, [item], table);
+			await expect(refused).rejects.toThrow(/set the Schema and Table the Collect node uses/);
+			await expect(run(operation, [item], table)).rejects.not.toThrow(/Create Table If Missing/);
+		}
+	});
+
 	it('refuses a quiet period or lease past a year, naming it, before any statement', async () => {
 		const table = uniqueTableName('burst');
 		await expect(collect(table, 'c24', 0, { quietSeconds: 1e300 })).rejects.toThrow(

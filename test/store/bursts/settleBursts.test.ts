@@ -56,6 +56,23 @@ describe('settling a burst', () => {
 		).toEqual([false, true]);
 		expect(await settleBursts(pool, tables, 'complete', [])).toEqual([]);
 	});
+
+	it('a request with a wrong claim ID is not settled when the holder settles the same burst in its batch', async () => {
+		const { tables, burstId } = await runningBurst('holder-1');
+		// Before, both answered true: the burst's ID alone was looked for among the settled.
+		expect(
+			await settleBursts(pool, tables, 'release', [
+				{ burstId, claimId: 'someone-else' },
+				{ burstId, claimId: 'holder-1' },
+			]),
+		).toEqual([false, true]);
+		expect(
+			await settleBursts(pool, tables, 'complete', [
+				{ burstId, claimId: 'holder-1' },
+				{ burstId, claimId: 'someone-else' },
+			]),
+		).toEqual([true, false]);
+	});
 });
 
 describe('a Complete whose answer was lost', () => {

@@ -50,8 +50,13 @@ export async function executeSettleBurst(
 	let settled: boolean[];
 	try {
 		const pool = await poolFor(credentials);
-		settled = await withBurstTables(pool, tables, false, () =>
-			settleBursts(pool, tables, operation, claims),
+		// Nothing to settle in tables no Collect created: the node's Schema / Table must be wrong.
+		settled = await withBurstTables(
+			pool,
+			tables,
+			false,
+			() => settleBursts(pool, tables, operation, claims),
+			'no burst was collected there: set the Schema and Table the Collect node uses',
 		);
 	} catch (error) {
 		return [
@@ -62,6 +67,8 @@ export async function executeSettleBurst(
 					error,
 					credentials,
 					claims.map((claim) => claim.index),
+					// After the work, its only output: the refused items beside keep their own errors.
+					true,
 				),
 			],
 		];

@@ -76,20 +76,26 @@ export function createBurstTablesSql(tables: BurstTables): string[] {
 /** undefined_table, and "no unique constraint matching the ON CONFLICT specification" (the index is gone). */
 const MISSING_SQLSTATES = new Set([UNDEFINED_TABLE, '42P10']);
 
-/** Runs `work` against the burst tables, created first when they (or the open-burst index) are missing. */
+/** What to do about missing burst tables, when the operation does not say otherwise. */
+const CREATE_THEM =
+	'turn on "Create Table If Missing" or create them with the SQL in docs/bursts.md';
+
+/**
+ * Runs `work` against the burst tables, created first when they (or the open-burst index) are missing.
+ * `remedy` ends the refusal when they may not be created.
+ */
 export function withBurstTables<T>(
 	pool: Pool,
 	tables: BurstTables,
 	createIfMissing: boolean,
 	work: () => Promise<T>,
+	remedy = CREATE_THEM,
 ): Promise<T> {
 	const onDemand = {
 		missing: MISSING_SQLSTATES,
 		qualified: tables.bursts,
 		ddl: createBurstTablesSql(tables),
-		refusal:
-			`the burst tables ${tables.schema}.${tables.names.bursts} and ${tables.schema}.${tables.names.items} do not exist; ` +
-			'turn on "Create Table If Missing" or create them with the SQL in docs/bursts.md',
+		refusal: `the burst tables ${tables.schema}.${tables.names.bursts} and ${tables.schema}.${tables.names.items} do not exist; ${remedy}`,
 	};
 	return withTablesOnDemand(pool, onDemand, createIfMissing, work);
 }

@@ -29,18 +29,19 @@ export async function settleBursts(
 		`WHERE b.id = u.id AND ${mineSql('b', 'u.holder', 'holder')} AND b.state = 'running'`;
 	const sql =
 		operation === 'complete'
-			? `WITH gone AS (DELETE FROM ${tables.bursts} b USING ${mine} RETURNING b.id), ` +
+			? `WITH gone AS (DELETE FROM ${tables.bursts} b USING ${mine} RETURNING b.id, b.holder), ` +
 				`items AS (DELETE FROM ${tables.items} WHERE burst_id IN (SELECT id FROM gone)) ` +
-				'SELECT id::text AS id FROM gone'
-			: `UPDATE ${tables.bursts} b SET lease_until = ${DB_LIVE_NOW} FROM ${mine} RETURNING b.id::text AS id`;
+				'SELECT id::text AS id, holder FROM gone'
+			: `UPDATE ${tables.bursts} b SET lease_until = ${DB_LIVE_NOW} FROM ${mine} RETURNING b.id::text AS id, b.holder`;
 	const ids = claims.map((claim) => claim.burstId);
-	const { value, lostAttempts } = await queryStatementWithRetry<{ id: string }>(
+	const { value, lostAttempts } = await queryStatementWithRetry<{ id: string; holder: string }>(
 		pool,
 		namedStatement(sql),
 		[ids, claims.map((claim) => claim.claimId)],
 		SETTLE_RETRY,
 	);
-	const settled = new Set(value.rows.map((row) => row.id));
+	// By burst and holder: a request with another claim ID for a burst settled in the same batch was not.
+	const settled = new Set(value.rows.map((row) => settledKey(row.id, row.holder)));
 	// A Complete whose answer was lost may have deleted its bursts already: one that is gone was completed.
 	if (operation === 'complete' && lostAttempts > 0) {
 		const { value: stored } = await queryStatementWithRetry<{ id: string }>(
@@ -50,7 +51,10 @@ export async function settleBursts(
 			SETTLE_RETRY,
 		);
 		const left = new Set(stored.rows.map((row) => row.id));
-		for (const id of ids) if (!left.has(id)) settled.add(id);
+		for (const claim of claims)
+			if (!left.has(claim.burstId)) settled.add(settledKey(claim.burstId, claim.claimId));
 	}
-	return claims.map((claim) => settled.has(claim.burstId));
+	return claims.map((claim) => settled.has(settledKey(claim.burstId, claim.claimId)));
 }
+
+const settledKey = (burstId: string, claimId: string) => JSON.stringify([burstId, claimId]);
