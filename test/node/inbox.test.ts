@@ -180,6 +180,20 @@ describe('Retry Later and Take Due Events', () => {
 		expect(dueAt - before).toBeLessThan(3_605_000);
 	});
 
+	it('a Base of 0 is due at once at any attempt, not a database error (before, 0 × Factor^(attempt − 1) overflowed)', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_zero')], table);
+		await admin.query(`UPDATE ${table}_events SET attempts = 599`);
+		const before = Date.now();
+		const [[scheduled]] = await retryLater([created], table, {
+			maxAttempts: 1000,
+			backoff: { baseSeconds: 0, factor: 4, capSeconds: 3600, jitter: 0 },
+		});
+		expect(scheduled.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 599 });
+		const dueAt = Date.parse((scheduled.json.idempotency as IDataObject).dueAt as string);
+		expect(dueAt - before).toBeLessThan(5_000);
+	});
+
 	it('a lease, Base or Cap past a year is refused naming it, before any statement (before, a database error)', async () => {
 		const table = uniqueTableName('inbox');
 		const said = (run: Promise<unknown>) =>

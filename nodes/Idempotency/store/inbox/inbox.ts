@@ -67,9 +67,10 @@ export async function retryLater(
 	const claims = table.ref.qualified;
 	const events = eventTableRef(table.ref).qualified;
 	// Where Factor^(attempt − 1) passes e^200 the delay is Cap (Base is at most a year): power() itself
-	// would overflow float8 (Factor 4 from about attempt 511) and fail the statement.
+	// would overflow float8 (Factor 4 from about attempt 511) and fail the statement. A Base of 0 is 0
+	// without power(), which overflows just the same when multiplied by 0.
 	const backoffDelay =
-		'LEAST($7::float8, CASE WHEN $5::float8 > 0 AND (ev.attempts - 1) * ln($6::float8) > 200 THEN $7::float8 ' +
+		'LEAST($7::float8, CASE WHEN $5::float8 = 0 THEN 0 WHEN (ev.attempts - 1) * ln($6::float8) > 200 THEN $7::float8 ' +
 		'ELSE $5::float8 * power($6::float8, ev.attempts - 1) END) * (1 - $8::float8 * random())';
 	const sql =
 		`WITH held AS (SELECT c.key FROM ${claims} AS c WHERE c.key = $1 AND ${heldSql(table.layout, 'c', `$2::${table.layout.claimIdType}`)} ` +
