@@ -289,6 +289,25 @@ describe('Retry Later and Take Due Events', () => {
 		expect(again.json.idempotency).toMatchObject({ key: 'evt:evt_poison', attempts: 1 });
 	});
 
+	it('Requeue leaves a dead letter whose claim was completed (its drop failed after Complete): the work never runs again', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_done')], table);
+		await retryLater([created], table, { maxAttempts: 1 });
+		// A Complete whose own drop of the event did not happen (a worker that did not know of the event
+		// table, its second statement cut off): the claim is completed, the parked event left behind.
+		await admin.query(`UPDATE ${table} SET lease_until = NULL, claim_token = NULL`);
+		const [[requeued]] = await keyOperation(
+			'requeue',
+			[{ json: { idempotency: { key: 'evt:evt_done' } } }],
+			table,
+		);
+		expect(requeued.json.idempotency).toMatchObject({ requeued: false });
+		// Before, the completed claim was given a lease, so it was processing again and Take Due ran it.
+		expect(await takeDue(table)).toEqual([[]]);
+		const { rows } = await admin.query(`SELECT lease_until FROM ${table}`);
+		expect(rows).toEqual([{ lease_until: null }]);
+	});
+
 	it('a run that died on its last attempt is parked by Take Due Events, not taken', async () => {
 		const table = uniqueTableName('inbox');
 		await claim([delivery('evt_last')], table);

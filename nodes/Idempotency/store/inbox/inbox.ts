@@ -271,8 +271,11 @@ export async function parkHeldEvents(
 export async function requeueEvents(table: ClaimTable, keys: string[]): Promise<string[]> {
 	const claims = table.ref.qualified;
 	const events = eventTableRef(table.ref).qualified;
+	// Only beside a claim still processing: a completed claim's leftover event (its drop failed after the
+	// Complete) must not run again, and a lease set on a compact row would make the completed claim processing.
 	const sql =
-		`WITH back AS (UPDATE ${events} AS v SET dead_at = NULL, attempts = 0 WHERE v.key = ANY($1::text[]) AND ${deadSql('v')} RETURNING v.key), ` +
+		`WITH back AS (UPDATE ${events} AS v SET dead_at = NULL, attempts = 0 FROM ${claims} AS c WHERE v.key = ANY($1::text[]) ` +
+		`AND ${deadSql('v')} AND c.key = v.key AND ${processingSql(table.layout, 'c')} RETURNING v.key), ` +
 		`due AS (UPDATE ${claims} AS c SET lease_until = ${DB_NOW} FROM back WHERE c.key = back.key RETURNING c.key) ` +
 		'SELECT key FROM due ORDER BY key';
 	const { value } = await withTransientRetry(
