@@ -97,4 +97,24 @@ describe('Retry Later, not counted as an attempt', () => {
 		const [[parked]] = await retryLater([last], table, { maxAttempts });
 		expect(parked.json.idempotency).toMatchObject({ status: 'dead_letter', attempts: 2 });
 	});
+
+	it('the same event twice in one batch gives its take’s attempt back once, not twice', async () => {
+		const table = uniqueTableName('ratedelay');
+		const [[created]] = await claim([delivery('evt_twice')], table);
+		// The first run died: its attempt counts, and Take Due Events counts the second.
+		await clock.passLeasesOf(table);
+		const [[taken]] = await takeDue(table);
+		expect(taken.json.idempotency).toMatchObject({ attempts: 2 });
+		// The old holder's item first (not held), then the holder's item twice.
+		const [[stale, first, again]] = await retryLater(
+			[limited(created, 5), limited(taken, 5), limited(taken, 5)],
+			table,
+			perItemDelay,
+		);
+		expect(stale.json.idempotency).toMatchObject({ status: 'not_held' });
+		expect(first.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 1 });
+		// Before, the repeat gave back the died run's attempt too (0): one more run than Max Attempts allows.
+		expect(again.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 1 });
+		expect(await eventRows(table)).toMatchObject([{ key: 'evt:evt_twice', attempts: 1 }]);
+	});
 });

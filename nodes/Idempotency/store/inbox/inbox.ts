@@ -76,7 +76,7 @@ export async function retryLater(
 		`WITH held AS (SELECT c.key FROM ${claims} AS c WHERE c.key = $1 AND ${heldSql(table.layout, 'c', `$2::${table.layout.claimIdType}`)} ` +
 		'FOR UPDATE OF c), ' +
 		`ev AS (UPDATE ${events} AS v SET last_error = $3, ` +
-		'attempts = CASE WHEN $10::boolean THEN v.attempts ELSE GREATEST(v.attempts - 1, 0) END, ' +
+		'attempts = CASE WHEN $11::boolean THEN GREATEST(v.attempts - 1, 0) ELSE v.attempts END, ' +
 		`dead_at = CASE WHEN $10::boolean AND v.attempts >= $4 THEN ${DB_NOW} END ` +
 		'FROM held WHERE v.key = held.key RETURNING v.key, v.attempts, v.dead_at IS NOT NULL AS dead), ' +
 		`moved AS (UPDATE ${claims} AS c SET lease_until = CASE WHEN ev.dead THEN ${PARKED_LEASE} ` +
@@ -84,7 +84,11 @@ export async function retryLater(
 		'SELECT h.n AS held, ev.attempts, ev.dead, moved.lease_until FROM (SELECT count(*)::integer AS n FROM held) AS h ' +
 		'LEFT JOIN ev ON true LEFT JOIN moved ON true';
 	const results: RetryLaterResult[] = [];
+	// A take counted one attempt: a key named again in the batch (by this holder) gives none back again.
+	const givenBack = new Set<string>();
 	for (const request of requests) {
+		const countsAsAttempt = request.countsAsAttempt ?? true;
+		const givesBack = !countsAsAttempt && !givenBack.has(request.key);
 		const values = [
 			request.key,
 			storedClaimId(table.layout, request.claimId),
@@ -95,7 +99,8 @@ export async function retryLater(
 			backoff.capSeconds,
 			backoff.jitter,
 			request.delaySeconds ?? null,
-			request.countsAsAttempt ?? true,
+			countsAsAttempt,
+			givesBack,
 		];
 		const { value } = await withTransientRetry(
 			table.pool,
@@ -117,6 +122,8 @@ export async function retryLater(
 					: row.dead
 						? 'dead_letter'
 						: 'scheduled';
+		// Only the holder's statement gave one back: an item of another claim ID before it did not.
+		if (givesBack && state !== 'not_held') givenBack.add(request.key);
 		results.push({
 			state,
 			attempts: row.attempts,
