@@ -308,6 +308,23 @@ describe('Retry Later and Take Due Events', () => {
 		expect(rows).toEqual([{ lease_until: null }]);
 	});
 
+	it('List Stuck Claims leaves out a claim whose kept event is due: Take Due Events runs it, no person need act', async () => {
+		const table = uniqueTableName('inbox');
+		await claim([delivery('evt_kept')], table);
+		await claim([delivery('evt_plain')], table, { keepEvent: false });
+		await makeDue(table);
+		const [listed] = await keyOperation('listStuck', [], table, {
+			stuckAfterMinutes: 0,
+			includeSummary: true,
+		});
+		// Before, the kept event was reported stuck too, and the report's remedies (redeliver, or run the step
+		// by hand and Complete) would run it a second time beside Take Due Events.
+		expect(listed.map((item) => item.json)).toEqual([
+			expect.objectContaining({ kind: 'summary', stuckClaims: 1 }),
+			expect.objectContaining({ kind: 'stuck_claim', key: 'evt:evt_plain' }),
+		]);
+	});
+
 	it('a run that died on its last attempt is parked by Take Due Events, not taken', async () => {
 		const table = uniqueTableName('inbox');
 		await claim([delivery('evt_last')], table);
