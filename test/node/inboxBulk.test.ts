@@ -289,6 +289,20 @@ describe('filters', () => {
 		expect(await said({ attemptsAtLeast: 1.5 })).toBe(
 			'Attempts At Least must be a whole number from 0 to 2147483647, got 1.5',
 		);
+		// An expression's number (the status code from an error) is no text to look for: before, the filter
+		// was dropped without a word, so Discard Kept Events discarded every dead letter.
+		for (const [errorContains, shown] of [
+			[502, '502'],
+			[true, 'true'],
+			[{ code: 502 }, '{"code":502}'],
+		] as const)
+			expect(await said({ errorContains })).toBe(`Error Contains must be text, got ${shown}`);
+		expect(
+			await bulk('discardEvents', table, { eventFilters: { errorContains: 502 } }).then(
+				JSON.stringify,
+				(e: Error) => e.message,
+			),
+		).toBe('Error Contains must be text, got 502');
 		expect(
 			await keyOperation('requeueEvents', [], table, { eventState: 'running' }).then(
 				JSON.stringify,
