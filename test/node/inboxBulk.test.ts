@@ -212,6 +212,24 @@ describe('Discard Kept Events', () => {
 		expect(done.json.idempotency).toMatchObject({ completed: true });
 	});
 
+	it('a Dry Run an expression gives as text is read as written; another value is refused, never run for real', async () => {
+		const table = uniqueTableName('bulk');
+		await park(await keep(table, ['t1']), table);
+		// `{{ $json.query.dryRun }}` from a webhook's query string is text: before, "true" was not `true`, so the
+		// discard ran for real.
+		expect(await bulk('discardEvents', table, { dryRun: 'true' })).toMatchObject({
+			dryRun: true,
+			matched: 1,
+		});
+		expect(
+			await bulk('discardEvents', table, { dryRun: 'yes' }).then(
+				JSON.stringify,
+				(e: Error) => e.message,
+			),
+		).toBe('Dry Run must be true or false, got "yes"');
+		expect((await inbox(table))['evt:t1']).toMatchObject({ dead: true });
+	});
+
 	it('a table in the original layout (status text) is completed there too', async () => {
 		const table = uniqueTableName('original');
 		await admin.query(
