@@ -117,4 +117,19 @@ describe('Retry Later, not counted as an attempt', () => {
 		expect(again.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 1 });
 		expect(await eventRows(table)).toMatchObject([{ key: 'evt:evt_twice', attempts: 1 }]);
 	});
+
+	it('Count as an Attempt given as text by an expression is read as written; another value is refused', async () => {
+		const table = uniqueTableName('ratedelay');
+		const [[created]] = await claim([delivery('evt_text')], table);
+		// Before, "false" was not `false`: the run counted, and at Max Attempts a rate limit parked the event.
+		const [[scheduled]] = await retryLater([limited(created, 5)], table, {
+			...perItemDelay,
+			countAttempt: 'false',
+			maxAttempts: 1,
+		});
+		expect(scheduled.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 0 });
+		await expect(
+			retryLater([limited(created, 5)], table, { ...perItemDelay, countAttempt: 'no' }),
+		).rejects.toThrow('Count as an Attempt must be true or false, got "no"');
+	});
 });
