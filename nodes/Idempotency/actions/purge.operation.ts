@@ -24,7 +24,8 @@ export async function executePurge(this: IExecuteFunctions): Promise<INodeExecut
 	const olderThanDays = readNumber(
 		this.getNodeParameter('olderThanDays', 0, 30),
 		'Older Than (Days)',
-		{ min: 0 },
+		// A hundred years: far more would put the cutoff before the first timestamp Postgres holds.
+		{ min: 0, max: 36_500 },
 	);
 	const batchSize = readBatchSize(this);
 	const credentials = await readCredentials(this);
