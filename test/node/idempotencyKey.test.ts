@@ -229,7 +229,7 @@ describe('Idempotency Key node', () => {
 		const [[report]] = await purge('30');
 		expect(report.json).toMatchObject({ deleted: 0, olderThanDays: 30 });
 		await expect(purge('thirty')).rejects.toThrow(
-			'Older Than (Days) must be a number 0 or more, got "thirty"',
+			'Older Than (Days) must be a number from 0 to 36500, got "thirty"',
 		);
 	});
 

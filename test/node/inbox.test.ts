@@ -180,6 +180,20 @@ describe('Retry Later and Take Due Events', () => {
 		expect(dueAt - before).toBeLessThan(3_605_000);
 	});
 
+	it('a Base of 0 is due at once at any attempt, not a database error (before, 0 × Factor^(attempt − 1) overflowed)', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_zero')], table);
+		await admin.query(`UPDATE ${table}_events SET attempts = 599`);
+		const before = Date.now();
+		const [[scheduled]] = await retryLater([created], table, {
+			maxAttempts: 1000,
+			backoff: { baseSeconds: 0, factor: 4, capSeconds: 3600, jitter: 0 },
+		});
+		expect(scheduled.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 599 });
+		const dueAt = Date.parse((scheduled.json.idempotency as IDataObject).dueAt as string);
+		expect(dueAt - before).toBeLessThan(5_000);
+	});
+
 	it('a lease, Base or Cap past a year is refused naming it, before any statement (before, a database error)', async () => {
 		const table = uniqueTableName('inbox');
 		const said = (run: Promise<unknown>) =>
@@ -273,6 +287,42 @@ describe('Retry Later and Take Due Events', () => {
 		expect(twice.json.idempotency).toMatchObject({ requeued: false });
 		const [[again]] = await takeDue(table, { maxAttempts: 2 });
 		expect(again.json.idempotency).toMatchObject({ key: 'evt:evt_poison', attempts: 1 });
+	});
+
+	it('Requeue leaves a dead letter whose claim was completed (its drop failed after Complete): the work never runs again', async () => {
+		const table = uniqueTableName('inbox');
+		const [[created]] = await claim([delivery('evt_done')], table);
+		await retryLater([created], table, { maxAttempts: 1 });
+		// A Complete whose own drop of the event did not happen (a worker that did not know of the event
+		// table, its second statement cut off): the claim is completed, the parked event left behind.
+		await admin.query(`UPDATE ${table} SET lease_until = NULL, claim_token = NULL`);
+		const [[requeued]] = await keyOperation(
+			'requeue',
+			[{ json: { idempotency: { key: 'evt:evt_done' } } }],
+			table,
+		);
+		expect(requeued.json.idempotency).toMatchObject({ requeued: false });
+		// Before, the completed claim was given a lease, so it was processing again and Take Due ran it.
+		expect(await takeDue(table)).toEqual([[]]);
+		const { rows } = await admin.query(`SELECT lease_until FROM ${table}`);
+		expect(rows).toEqual([{ lease_until: null }]);
+	});
+
+	it('List Stuck Claims leaves out a claim whose kept event is due: Take Due Events runs it, no person need act', async () => {
+		const table = uniqueTableName('inbox');
+		await claim([delivery('evt_kept')], table);
+		await claim([delivery('evt_plain')], table, { keepEvent: false });
+		await makeDue(table);
+		const [listed] = await keyOperation('listStuck', [], table, {
+			stuckAfterMinutes: 0,
+			includeSummary: true,
+		});
+		// Before, the kept event was reported stuck too, and the report's remedies (redeliver, or run the step
+		// by hand and Complete) would run it a second time beside Take Due Events.
+		expect(listed.map((item) => item.json)).toEqual([
+			expect.objectContaining({ kind: 'summary', stuckClaims: 1 }),
+			expect.objectContaining({ kind: 'stuck_claim', key: 'evt:evt_plain' }),
+		]);
 	});
 
 	it('a run that died on its last attempt is parked by Take Due Events, not taken', async () => {

@@ -63,9 +63,23 @@ describe('Purge keeps every event that is still to run', () => {
 		await retryLater([newDead], table, { maxAttempts: 1 });
 		const [[kept]] = await keyOperation('purge', [], table, { olderThanDays: 30 });
 		expect(kept.json).toMatchObject({ deleted: 0 });
+		// A cutoff before the first timestamp Postgres holds is refused naming it (before, a database error).
+		await expect(
+			keyOperation('purge', [], table, { olderThanDays: 1e7, includeDeadLetters: true }),
+		).rejects.toThrow('Older Than (Days) must be a number from 0 to 36500, got 10000000');
+		await expect(
+			keyOperation('listStuck', [], table, { stuckAfterMinutes: 1e300 }),
+		).rejects.toThrow(
+			'First Seen More Than (Minutes) Ago must be a number from 0 to 52560000, got 1e+300',
+		);
+		// A value that is no switch is refused, not read as off (before, "yes" purged as if unasked).
+		await expect(
+			keyOperation('purge', [], table, { olderThanDays: 30, includeDeadLetters: 'yes' }),
+		).rejects.toThrow('Delete Old Dead Letters must be true or false, got "yes"');
+		// Text from an expression is read as written.
 		const [[purged]] = await keyOperation('purge', [], table, {
 			olderThanDays: 30,
-			includeDeadLetters: true,
+			includeDeadLetters: 'true',
 		});
 		expect(purged.json).toMatchObject({ deleted: 1, includeDeadLetters: true });
 		expect((await eventRows(table)).map((row) => row.key)).toEqual(['evt:evt_new_dead']);

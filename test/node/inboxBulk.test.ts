@@ -212,6 +212,24 @@ describe('Discard Kept Events', () => {
 		expect(done.json.idempotency).toMatchObject({ completed: true });
 	});
 
+	it('a Dry Run an expression gives as text is read as written; another value is refused, never run for real', async () => {
+		const table = uniqueTableName('bulk');
+		await park(await keep(table, ['t1']), table);
+		// `{{ $json.query.dryRun }}` from a webhook's query string is text: before, "true" was not `true`, so the
+		// discard ran for real.
+		expect(await bulk('discardEvents', table, { dryRun: 'true' })).toMatchObject({
+			dryRun: true,
+			matched: 1,
+		});
+		expect(
+			await bulk('discardEvents', table, { dryRun: 'yes' }).then(
+				JSON.stringify,
+				(e: Error) => e.message,
+			),
+		).toBe('Dry Run must be true or false, got "yes"');
+		expect((await inbox(table))['evt:t1']).toMatchObject({ dead: true });
+	});
+
 	it('a table in the original layout (status text) is completed there too', async () => {
 		const table = uniqueTableName('original');
 		await admin.query(
@@ -289,6 +307,20 @@ describe('filters', () => {
 		expect(await said({ attemptsAtLeast: 1.5 })).toBe(
 			'Attempts At Least must be a whole number from 0 to 2147483647, got 1.5',
 		);
+		// An expression's number (the status code from an error) is no text to look for: before, the filter
+		// was dropped without a word, so Discard Kept Events discarded every dead letter.
+		for (const [errorContains, shown] of [
+			[502, '502'],
+			[true, 'true'],
+			[{ code: 502 }, '{"code":502}'],
+		] as const)
+			expect(await said({ errorContains })).toBe(`Error Contains must be text, got ${shown}`);
+		expect(
+			await bulk('discardEvents', table, { eventFilters: { errorContains: 502 } }).then(
+				JSON.stringify,
+				(e: Error) => e.message,
+			),
+		).toBe('Error Contains must be text, got 502');
 		expect(
 			await keyOperation('requeueEvents', [], table, { eventState: 'running' }).then(
 				JSON.stringify,

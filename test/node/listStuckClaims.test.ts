@@ -134,7 +134,7 @@ describe('Idempotency Key node: List Stuck Claims', () => {
 	it('bad numbers are refused, naming the field and the value', async () => {
 		const table = await tableWithEveryKind();
 		await expect(listStuck(table, { stuckAfterMinutes: 'an hour' })).rejects.toThrow(
-			'First Seen More Than (Minutes) Ago must be a number 0 or more, got "an hour"',
+			'First Seen More Than (Minutes) Ago must be a number from 0 to 52560000, got "an hour"',
 		);
 		await expect(listStuck(table, { maxKeys: 2.5 })).rejects.toThrow(
 			'Max Keys must be a whole number from 1 to 100000, got 2.5',

@@ -97,4 +97,39 @@ describe('Retry Later, not counted as an attempt', () => {
 		const [[parked]] = await retryLater([last], table, { maxAttempts });
 		expect(parked.json.idempotency).toMatchObject({ status: 'dead_letter', attempts: 2 });
 	});
+
+	it('the same event twice in one batch gives its take’s attempt back once, not twice', async () => {
+		const table = uniqueTableName('ratedelay');
+		const [[created]] = await claim([delivery('evt_twice')], table);
+		// The first run died: its attempt counts, and Take Due Events counts the second.
+		await clock.passLeasesOf(table);
+		const [[taken]] = await takeDue(table);
+		expect(taken.json.idempotency).toMatchObject({ attempts: 2 });
+		// The old holder's item first (not held), then the holder's item twice.
+		const [[stale, first, again]] = await retryLater(
+			[limited(created, 5), limited(taken, 5), limited(taken, 5)],
+			table,
+			perItemDelay,
+		);
+		expect(stale.json.idempotency).toMatchObject({ status: 'not_held' });
+		expect(first.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 1 });
+		// Before, the repeat gave back the died run's attempt too (0): one more run than Max Attempts allows.
+		expect(again.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 1 });
+		expect(await eventRows(table)).toMatchObject([{ key: 'evt:evt_twice', attempts: 1 }]);
+	});
+
+	it('Count as an Attempt given as text by an expression is read as written; another value is refused', async () => {
+		const table = uniqueTableName('ratedelay');
+		const [[created]] = await claim([delivery('evt_text')], table);
+		// Before, "false" was not `false`: the run counted, and at Max Attempts a rate limit parked the event.
+		const [[scheduled]] = await retryLater([limited(created, 5)], table, {
+			...perItemDelay,
+			countAttempt: 'false',
+			maxAttempts: 1,
+		});
+		expect(scheduled.json.idempotency).toMatchObject({ status: 'scheduled', attempts: 0 });
+		await expect(
+			retryLater([limited(created, 5)], table, { ...perItemDelay, countAttempt: 'no' }),
+		).rejects.toThrow('Count as an Attempt must be true or false, got "no"');
+	});
 });

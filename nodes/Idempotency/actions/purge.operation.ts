@@ -8,6 +8,7 @@ import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
 import { readBatchSize } from './parameters/readBatchSize';
+import { readBoolean } from './parameters/readBoolean';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
 
@@ -16,11 +17,15 @@ import { readTableRef } from './parameters/readTableRef';
  * the claim table, and the rows of the limit tables beside it (Idempotency Limit) idle since the same cutoff.
  */
 export async function executePurge(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const includeDeadLetters = this.getNodeParameter('includeDeadLetters', 0, false) === true;
+	const includeDeadLetters = readBoolean(
+		this.getNodeParameter('includeDeadLetters', 0, false),
+		'Delete Old Dead Letters',
+	);
 	const olderThanDays = readNumber(
 		this.getNodeParameter('olderThanDays', 0, 30),
 		'Older Than (Days)',
-		{ min: 0 },
+		// A hundred years: far more would put the cutoff before the first timestamp Postgres holds.
+		{ min: 0, max: 36_500 },
 	);
 	const batchSize = readBatchSize(this);
 	const credentials = await readCredentials(this);

@@ -19,7 +19,8 @@ export async function executeListStuck(this: IExecuteFunctions): Promise<INodeEx
 	const stuckAfterMinutes = readNumber(
 		this.getNodeParameter('stuckAfterMinutes', 0, 60),
 		'First Seen More Than (Minutes) Ago',
-		{ min: 0 },
+		// A hundred years: far more overflows Postgres' interval, a database error instead of this one.
+		{ min: 0, max: 52_560_000 },
 	);
 	const maxKeys = readNumber(this.getNodeParameter('maxKeys', 0, 1000), 'Max Keys', {
 		min: 1,

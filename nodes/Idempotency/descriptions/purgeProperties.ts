@@ -5,7 +5,7 @@ export const purgeProperties: INodeProperties[] = [
 		displayName: 'Older Than (Days)',
 		name: 'olderThanDays',
 		type: 'number',
-		typeOptions: { minValue: 0 },
+		typeOptions: { minValue: 0, maxValue: 36500 },
 		default: 30,
 		description:
 			'Delete keys first seen longer ago than this, and the Idempotency Limit rows (the _slots and _rates tables beside this one) of keys idle that long',

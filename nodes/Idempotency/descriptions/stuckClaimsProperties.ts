@@ -7,7 +7,7 @@ export const stuckClaimsProperties: INodeProperties[] = [
 		displayName: 'First Seen More Than (Minutes) Ago',
 		name: 'stuckAfterMinutes',
 		type: 'number',
-		typeOptions: { minValue: 0 },
+		typeOptions: { minValue: 0, maxValue: 52560000 },
 		default: 60,
 		description:
 			'Report a claim left processing with an expired lease only once its key is this old, so a claim whose provider is still retrying it is not reported',

@@ -16,11 +16,19 @@ export function readEventFilter(context: IExecuteFunctions, state: EventState): 
 	filter.parkedBefore = readTime(given.parkedBefore, 'Parked Before');
 	filter.receivedFrom = readTime(given.receivedFrom, 'Received At or After');
 	filter.receivedBefore = readTime(given.receivedBefore, 'Received Before');
-	if (typeof given.errorContains === 'string' && given.errorContains !== '')
-		filter.errorContains = given.errorContains;
+	const errorContains = readText(given.errorContains, 'Error Contains');
+	if (errorContains !== undefined) filter.errorContains = errorContains;
 	filter.attemptsAtLeast = readAttempts(given.attemptsAtLeast, 'Attempts At Least');
 	filter.attemptsAtMost = readAttempts(given.attemptsAtMost, 'Attempts At Most');
 	return filter;
+}
+
+/** Text to look for; anything else an expression gives is refused, never dropped (it would widen the filter). */
+function readText(value: unknown, label: string): string | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	if (typeof value !== 'string')
+		throw new SettingError(`${label} must be text, got ${JSON.stringify(value) ?? String(value)}`);
+	return value;
 }
 
 function readAttempts(value: unknown, label: string): number | undefined {

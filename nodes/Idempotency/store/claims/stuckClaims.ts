@@ -1,4 +1,5 @@
 import type { ClaimTable } from '../table/claimTable';
+import { eventTableRef } from '../inbox/eventTable';
 import { DB_NOW, expiredSql } from '../record/claimConditions';
 import type { ClaimRow } from '../record/claimRow';
 import { SETTLE_RETRY, withTransientRetry } from '../statements/transientErrors';
@@ -88,9 +89,16 @@ export async function countStuckClaims(
 	return value.rows[0].n;
 }
 
-/** $1 the clock, $2 the age in seconds a key must reach before its claim counts as stuck. */
+/**
+ * $1 the clock, $2 the age in seconds a key must reach before its claim counts as stuck. A claim that keeps
+ * its event is not stuck: Take Due Events runs it (a dead letter is listed apart), and a person acting on it
+ * as stuck (a redelivery, the step by hand) would run it beside Take Due Events.
+ */
 function stuck(table: ClaimTable): string {
-	return `${expiredSql(table.layout, 't', '$1')} AND t.first_seen < $1 - make_interval(secs => $2)`;
+	const kept = table.capabilities.events
+		? ` AND NOT EXISTS (SELECT 1 FROM ${eventTableRef(table.ref).qualified} AS v WHERE v.key = t.key)`
+		: '';
+	return `${expiredSql(table.layout, 't', '$1')} AND t.first_seen < $1 - make_interval(secs => $2)${kept}`;
 }
 
 async function clockOf(table: ClaimTable, now: Date | undefined): Promise<Date> {

@@ -67,15 +67,16 @@ export async function retryLater(
 	const claims = table.ref.qualified;
 	const events = eventTableRef(table.ref).qualified;
 	// Where Factor^(attempt − 1) passes e^200 the delay is Cap (Base is at most a year): power() itself
-	// would overflow float8 (Factor 4 from about attempt 511) and fail the statement.
+	// would overflow float8 (Factor 4 from about attempt 511) and fail the statement. A Base of 0 is 0
+	// without power(), which overflows just the same when multiplied by 0.
 	const backoffDelay =
-		'LEAST($7::float8, CASE WHEN $5::float8 > 0 AND (ev.attempts - 1) * ln($6::float8) > 200 THEN $7::float8 ' +
+		'LEAST($7::float8, CASE WHEN $5::float8 = 0 THEN 0 WHEN (ev.attempts - 1) * ln($6::float8) > 200 THEN $7::float8 ' +
 		'ELSE $5::float8 * power($6::float8, ev.attempts - 1) END) * (1 - $8::float8 * random())';
 	const sql =
 		`WITH held AS (SELECT c.key FROM ${claims} AS c WHERE c.key = $1 AND ${heldSql(table.layout, 'c', `$2::${table.layout.claimIdType}`)} ` +
 		'FOR UPDATE OF c), ' +
 		`ev AS (UPDATE ${events} AS v SET last_error = $3, ` +
-		'attempts = CASE WHEN $10::boolean THEN v.attempts ELSE GREATEST(v.attempts - 1, 0) END, ' +
+		'attempts = CASE WHEN $11::boolean THEN GREATEST(v.attempts - 1, 0) ELSE v.attempts END, ' +
 		`dead_at = CASE WHEN $10::boolean AND v.attempts >= $4 THEN ${DB_NOW} END ` +
 		'FROM held WHERE v.key = held.key RETURNING v.key, v.attempts, v.dead_at IS NOT NULL AS dead), ' +
 		`moved AS (UPDATE ${claims} AS c SET lease_until = CASE WHEN ev.dead THEN ${PARKED_LEASE} ` +
@@ -83,7 +84,11 @@ export async function retryLater(
 		'SELECT h.n AS held, ev.attempts, ev.dead, moved.lease_until FROM (SELECT count(*)::integer AS n FROM held) AS h ' +
 		'LEFT JOIN ev ON true LEFT JOIN moved ON true';
 	const results: RetryLaterResult[] = [];
+	// A take counted one attempt: a key named again in the batch (by this holder) gives none back again.
+	const givenBack = new Set<string>();
 	for (const request of requests) {
+		const countsAsAttempt = request.countsAsAttempt ?? true;
+		const givesBack = !countsAsAttempt && !givenBack.has(request.key);
 		const values = [
 			request.key,
 			storedClaimId(table.layout, request.claimId),
@@ -94,7 +99,8 @@ export async function retryLater(
 			backoff.capSeconds,
 			backoff.jitter,
 			request.delaySeconds ?? null,
-			request.countsAsAttempt ?? true,
+			countsAsAttempt,
+			givesBack,
 		];
 		const { value } = await withTransientRetry(
 			table.pool,
@@ -116,6 +122,8 @@ export async function retryLater(
 					: row.dead
 						? 'dead_letter'
 						: 'scheduled';
+		// Only the holder's statement gave one back: an item of another claim ID before it did not.
+		if (givesBack && state !== 'not_held') givenBack.add(request.key);
 		results.push({
 			state,
 			attempts: row.attempts,
@@ -270,8 +278,11 @@ export async function parkHeldEvents(
 export async function requeueEvents(table: ClaimTable, keys: string[]): Promise<string[]> {
 	const claims = table.ref.qualified;
 	const events = eventTableRef(table.ref).qualified;
+	// Only beside a claim still processing: a completed claim's leftover event (its drop failed after the
+	// Complete) must not run again, and a lease set on a compact row would make the completed claim processing.
 	const sql =
-		`WITH back AS (UPDATE ${events} AS v SET dead_at = NULL, attempts = 0 WHERE v.key = ANY($1::text[]) AND ${deadSql('v')} RETURNING v.key), ` +
+		`WITH back AS (UPDATE ${events} AS v SET dead_at = NULL, attempts = 0 FROM ${claims} AS c WHERE v.key = ANY($1::text[]) ` +
+		`AND ${deadSql('v')} AND c.key = v.key AND ${processingSql(table.layout, 'c')} RETURNING v.key), ` +
 		`due AS (UPDATE ${claims} AS c SET lease_until = ${DB_NOW} FROM back WHERE c.key = back.key RETURNING c.key) ` +
 		'SELECT key FROM due ORDER BY key';
 	const { value } = await withTransientRetry(

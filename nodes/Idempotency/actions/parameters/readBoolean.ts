@@ -1,0 +1,15 @@
+import { SettingError } from '../../errors';
+
+/**
+ * A switch as n8n may hand it over: a boolean, or text when the field holds an expression ("true" from a
+ * query string). Anything else is refused with the field's name and what it got: read as the default, a
+ * Dry Run's "yes" would run for real.
+ */
+export function readBoolean(value: unknown, label: string): boolean {
+	if (typeof value === 'boolean') return value;
+	const text = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
+	if (text === 'true') return true;
+	if (text === 'false') return false;
+	const shown = typeof value === 'string' ? `"${value}"` : String(value);
+	throw new SettingError(`${label} must be true or false, got ${shown}`);
+}
