@@ -137,7 +137,8 @@ describe('Idempotency Key: Complete With Write', () => {
 		const table = uniqueTableName('key');
 		const orders = uniqueTableName('orders');
 		await admin.query(
-			`CREATE TABLE ${orders} (ref text, CONSTRAINT one_ref UNIQUE (ref) DEFERRABLE INITIALLY DEFERRED)`,
+			// Named after its table: a constraint's index name is unique in the schema, which a shared server keeps.
+			`CREATE TABLE ${orders} (ref text, CONSTRAINT ${orders}_one_ref UNIQUE (ref) DEFERRABLE INITIALLY DEFERRED)`,
 		);
 		await admin.query(`INSERT INTO ${orders} VALUES ('taken')`);
 		const [created] = await claim(
@@ -156,7 +157,7 @@ describe('Idempotency Key: Complete With Write', () => {
 			out.map((item) => item.json.error ?? (item.json.idempotency as IDataObject).key),
 		).toEqual(['write_failed', 'evt:evt_2']);
 		expect(out[0].json.message).toMatch(
-			/^Item 0: the write failed: duplicate key value violates unique constraint "one_ref".*claim is still held/,
+			/^Item 0: the write failed: duplicate key value violates unique constraint "[a-z0-9_]+_one_ref".*claim is still held/,
 		);
 		const claims = await rowsOf(admin, table);
 		expect(claims.map(({ key, status }) => ({ key, status }))).toEqual([
