@@ -56,12 +56,18 @@ export async function completeWithWrite(
 	const { value, lostAttempts } = await withTransientRetry(
 		table.pool,
 		(client) =>
-			inTransaction(client, async () => {
-				const answer = statement.read((await client.query(statement.text, statement.values)).rows);
-				const written =
-					answer.settledKeys.length > 0 ? await runWrite(client, request.write) : null;
-				return { answer, written };
-			}),
+			inTransaction(
+				client,
+				async () => {
+					const answer = statement.read(
+						(await client.query(statement.text, statement.values)).rows,
+					);
+					const written =
+						answer.settledKeys.length > 0 ? await runWrite(client, request.write) : null;
+					return { answer, written };
+				},
+				BEGIN_CHECKING_AT_ONCE,
+			),
 		SETTLE_RETRY,
 	);
 	const [claim] = value.answer.claims;
@@ -87,19 +93,17 @@ const oneStatement = (write: BusinessWrite): QueryConfig & { queryMode: 'extende
 });
 
 /**
- * Deferred constraints (DEFERRABLE INITIALLY DEFERRED, constraint triggers) are checked now, not at COMMIT:
- * a violation is the write's fault, reported for its item with the claim held, where at COMMIT it would
- * fail as a database error naming no item and stop the items after it.
+ * Deferred constraints (DEFERRABLE INITIALLY DEFERRED, constraint triggers) are checked as the write ends,
+ * not at COMMIT: a violation is the write's fault, reported for its item with the claim held, where at
+ * COMMIT it would fail as a database error naming no item and stop the items after it. Set as the
+ * transaction begins, in BEGIN's own round trip (no statement of its own per item).
  */
-const CHECK_DEFERRED = 'SET CONSTRAINTS ALL IMMEDIATE';
+const BEGIN_CHECKING_AT_ONCE = 'BEGIN; SET CONSTRAINTS ALL IMMEDIATE';
 
 async function runWrite(client: PoolClient, write: BusinessWrite): Promise<WriteResult> {
 	const answer = await client
 		.query(oneStatement(write))
-		.then(async (result) => {
-			await client.query(CHECK_DEFERRED);
-			return { result };
-		})
+		.then((result) => ({ result }))
 		.catch((failure: unknown) => ({ failure }));
 	if ('result' in answer) return { rowCount: answer.result.rowCount, rows: answer.result.rows };
 	const { failure } = answer;
