@@ -128,9 +128,12 @@ it(
 			expect(processed.twice(keys)).toEqual([]);
 			expect(await claimStatuses(keys)).toEqual({ completed: keys.length });
 			expect(await businessRowsPerKey(db, keys)).toEqual(oncePerKey(keys));
-			// Never more than Max at Once steps of a customer at any instant, and the storm reached it
-			// (counting the committed writes and the ones the kill cut).
-			expect(mostAtOnce).toEqual(customerIds(CUSTOMERS).map(() => maxAtOnce));
+			// Never more than Max at Once steps of a customer at any instant (counting the committed writes and
+			// the ones the kill cut), and the storm reached it. Not for every customer: one whose slot the victim
+			// held may run one at a time until that lease ends, and have no events left then (CI, once); the
+			// storm after the leases end shows every customer reaching it.
+			expect(mostAtOnce.every((most) => most <= maxAtOnce)).toBe(true);
+			expect(Math.max(...mostAtOnce)).toBe(maxAtOnce);
 			// 0 doubled: each event's write committed once, the writes the kill cut included: theirs was
 			// rolled back with their Complete, and the survivor wrote them after the claim's lease.
 			const survivor = WORKER_NAMES.find((name) => name !== victim!.name)!;
