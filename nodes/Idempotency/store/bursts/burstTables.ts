@@ -82,20 +82,20 @@ const CREATE_THEM =
 
 /**
  * Runs `work` against the burst tables, created first when they (or the open-burst index) are missing.
- * `remedy` ends the refusal when they may not be created.
+ * `advice` ends the refusal when they may not be created (an operation that never creates them says its own).
  */
 export function withBurstTables<T>(
 	pool: Pool,
 	tables: BurstTables,
 	createIfMissing: boolean,
 	work: () => Promise<T>,
-	remedy = CREATE_THEM,
+	advice = CREATE_THEM,
 ): Promise<T> {
 	const onDemand = {
 		missing: MISSING_SQLSTATES,
 		qualified: tables.bursts,
 		ddl: createBurstTablesSql(tables),
-		refusal: `the burst tables ${tables.schema}.${tables.names.bursts} and ${tables.schema}.${tables.names.items} do not exist; ${remedy}`,
+		refusal: `the burst tables ${tables.schema}.${tables.names.bursts} and ${tables.schema}.${tables.names.items} do not exist; ${advice}`,
 	};
 	return withTablesOnDemand(pool, onDemand, createIfMissing, work);
 }
