@@ -22,6 +22,7 @@ import { readChoice } from '../../shared/readChoice';
 import { readRawBody } from '../../shared/rawBody';
 import { newClaimId } from '../store/record/claimId';
 import { databaseFailure, failedItem } from './failures/databaseFailure';
+import { readSwitch } from './parameters/readSwitch';
 import { readCredentials } from './parameters/readCredentials';
 import { readNumber } from './parameters/readNumber';
 import { readDedupeValue } from './parameters/readDedupeValue';
@@ -68,12 +69,13 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		);
 	}
 	const ref = readTableRef(this);
-	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
-	const countRepeats = this.getNodeParameter(
+	const createTable = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const countRepeats = readSwitch(
+		this,
 		'options.countRepeats',
-		0,
 		!isPolledItem(this),
-	) as boolean;
+		'Count Repeat Deliveries',
+	);
 
 	// Per keyed item: its index among the inputs, its key and what is claimed.
 	const indexes: number[] = [];

@@ -12,7 +12,7 @@ import { CLAIM_ID_COLUMNS } from '../store/table/tableSchema';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readBatchSize } from './parameters/readBatchSize';
-import { readBoolean } from './parameters/readBoolean';
+import { readSwitch } from './parameters/readSwitch';
 import { readCredentials } from './parameters/readCredentials';
 import { readEventFilter } from './parameters/readEventFilter';
 import { readTableRef } from './parameters/readTableRef';
@@ -32,7 +32,7 @@ export async function executeInboxBulk(
 	const state = readChoice<EventState>(this, inboxBulkProperties, 'eventState', 0, 'dead');
 	const filter: EventFilter = readEventFilter(this, state);
 	const batchSize = readBatchSize(this);
-	const dryRun = readBoolean(this.getNodeParameter('dryRun', 0, false), 'Dry Run');
+	const dryRun = readSwitch(this, 'dryRun', false, 'Dry Run');
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
 	const needs: TableNeeds = {

@@ -8,7 +8,7 @@ import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
 import { readBatchSize } from './parameters/readBatchSize';
-import { readBoolean } from './parameters/readBoolean';
+import { readSwitch } from './parameters/readSwitch';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
 
@@ -17,8 +17,10 @@ import { readTableRef } from './parameters/readTableRef';
  * the claim table, and the rows of the limit tables beside it (Idempotency Limit) idle since the same cutoff.
  */
 export async function executePurge(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const includeDeadLetters = readBoolean(
-		this.getNodeParameter('includeDeadLetters', 0, false),
+	const includeDeadLetters = readSwitch(
+		this,
+		'includeDeadLetters',
+		false,
 		'Delete Old Dead Letters',
 	);
 	const olderThanDays = readNumber(

@@ -14,7 +14,7 @@ import { retryLater, type Backoff, type RetryLaterRequest } from '../store/inbox
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure, failedItem } from './failures/databaseFailure';
 import { readCredentials } from './parameters/readCredentials';
-import { readBoolean } from './parameters/readBoolean';
+import { readSwitch } from './parameters/readSwitch';
 import { readEachItem } from './parameters/readEachItem';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
@@ -55,10 +55,7 @@ export async function executeRetryLater(this: IExecuteFunctions): Promise<INodeE
 	};
 	// Read once: Delay and Count as an Attempt shape the operation; the delay's seconds may differ per item.
 	const givenDelay = this.getNodeParameter('delay', 0, 'backoff') === 'perItem';
-	const countsAsAttempt = readBoolean(
-		this.getNodeParameter('countAttempt', 0, true),
-		'Count as an Attempt',
-	);
+	const countsAsAttempt = readSwitch(this, 'countAttempt', true, 'Count as an Attempt');
 	const { read: requests, failed: out } = readEachItem(this, (index): RetryLaterRequest => {
 		const key = idValueToString(this.getNodeParameter('key', index), 'the key');
 		const claimId = idValueToString(this.getNodeParameter('claimId', index, ''), 'the claim ID');

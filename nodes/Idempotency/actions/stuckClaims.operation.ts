@@ -6,6 +6,7 @@ import { countStuckClaims, listStuckClaims } from '../store/claims/stuckClaims';
 import { summarizeTable } from '../store/claims/tableSummary';
 import { poolFor } from '../transport/poolRegistry';
 import { databaseFailure } from './failures/databaseFailure';
+import { readSwitch } from './parameters/readSwitch';
 import { readCredentials } from './parameters/readCredentials';
 import { readNumber } from './parameters/readNumber';
 import { readTableRef } from './parameters/readTableRef';
@@ -27,7 +28,7 @@ export async function executeListStuck(this: IExecuteFunctions): Promise<INodeEx
 		max: 100000,
 		integer: true,
 	});
-	const includeSummary = this.getNodeParameter('includeSummary', 0, false) as boolean;
+	const includeSummary = readSwitch(this, 'includeSummary', false, 'Include Table Summary');
 	const credentials = await readCredentials(this);
 	const ref = readTableRef(this);
 	const tableName = `${ref.schema}.${ref.table}`;

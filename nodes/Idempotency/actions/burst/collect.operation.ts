@@ -13,6 +13,7 @@ import { openClaimTable } from '../../store/table/claimTable';
 import { newClaimId } from '../../store/record/claimId';
 import { poolFor } from '../../transport/poolRegistry';
 import { databaseFailure, failedItem } from '../failures/databaseFailure';
+import { readSwitch } from '../parameters/readSwitch';
 import { readCredentials } from '../parameters/readCredentials';
 import { readTableRef } from '../parameters/readTableRef';
 import { BURST_OUTPUT, burstItem, failedOutput, JOINED_OUTPUT } from './burstOutput';
@@ -32,8 +33,13 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 	const rules = readBurstRules(this);
 	const ref = readTableRef(this);
 	const tables = burstTables(ref);
-	const createTable = this.getNodeParameter('options.createTable', 0, true) as boolean;
-	const answerWhenStored = this.getNodeParameter('options.answerWhenStored', 0, false) as boolean;
+	const createTable = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const answerWhenStored = readSwitch(
+		this,
+		'options.answerWhenStored',
+		false,
+		'Answer the Webhook Once Stored',
+	);
 	// On when the option is set in the node (its text, an expression as typed), not when item 0's value is
 	// not empty: an item whose ID is empty is refused, not collected unchecked with the rest of its batch.
 	const itemIdOption = (this.getNode().parameters.options as IDataObject | undefined)?.itemId;

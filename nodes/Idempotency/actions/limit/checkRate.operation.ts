@@ -6,6 +6,7 @@ import { MAX_STARTS_LIMIT } from '../../descriptions/limitProperties';
 import { checkRates, type RateRequest } from '../../store/limits/checkRates';
 import { newClaimId } from '../../store/record/claimId';
 import { failedItem } from '../failures/databaseFailure';
+import { readSwitch } from '../parameters/readSwitch';
 import { readNumber } from '../parameters/readNumber';
 import { failedOutput, HELD_BACK_OUTPUT, PASSED_OUTPUT, withLimitResult } from './limitOutput';
 import { onLimitTables } from './onLimitTables';
@@ -50,7 +51,7 @@ export async function executeCheckRate(this: IExecuteFunctions): Promise<INodeEx
 	}
 	if (requests.length === 0) return outputs;
 
-	const createIfMissing = this.getNodeParameter('options.createTable', 0, true) as boolean;
+	const createIfMissing = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
 	const answers = await onLimitTables(
 		this,
 		requests.map(({ index }) => index),

@@ -4,6 +4,7 @@ import { DEFAULT_MAX_EVENT_KIB, MAX_EVENT_KIB_LIMIT } from '../../descriptions/c
 import { EventSizeError } from '../../errors';
 import { eventBody } from '../../key/deriveKey';
 import type { KeptEvent } from '../../store/record/claimOutcome';
+import { readSwitch } from './readSwitch';
 import { readNumber } from './readNumber';
 
 /** Builds an item's event to keep, from the bytes the claim read (or none: Raw Body off), and its Scope. */
@@ -18,7 +19,7 @@ export type KeptEventReader = (
  * delivery as it came: the raw bytes when the Webhook node kept them, else the body as JSON text.
  */
 export function readKeptEvent(context: IExecuteFunctions): KeptEventReader | undefined {
-	if (context.getNodeParameter('keepEvent', 0, false) !== true) return undefined;
+	if (!readSwitch(context, 'keepEvent', false, 'Keep Event')) return undefined;
 	const maxKib = readNumber(
 		context.getNodeParameter('maxEventKib', 0, DEFAULT_MAX_EVENT_KIB),
 		'Max Event Size (KiB)',

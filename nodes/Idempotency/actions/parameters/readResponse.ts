@@ -6,11 +6,12 @@ import {
 	storedResponseText,
 	type ResponseBodyType,
 } from '../../response/storedResponse';
+import { readSwitch } from './readSwitch';
 import { readNumber } from './readNumber';
 
 /** Whether Complete stores a response (read once: one execution stores for all its items or for none). */
 export function storesResponse(context: IExecuteFunctions): boolean {
-	return context.getNodeParameter('storeResponse', 0, false) as boolean;
+	return readSwitch(context, 'storeResponse', false, 'Store Response');
 }
 
 /** The item's response to store, as its JSON text; throws a message naming the field and the problem. */

@@ -11,6 +11,7 @@ import { CLAIM_ID_COLUMNS } from '../../store/table/tableSchema';
 import { stepKey } from '../../step/stepKey';
 import { poolFor } from '../../transport/poolRegistry';
 import { databaseFailure, failedItem } from '../failures/databaseFailure';
+import { readSwitch } from '../parameters/readSwitch';
 import { readCredentials } from '../parameters/readCredentials';
 import { readEachItem } from '../parameters/readEachItem';
 import { readTableRef } from '../parameters/readTableRef';
@@ -34,8 +35,13 @@ const OUTPUT_OF = { run: RUN_OUTPUT, done: DONE_OUTPUT, uncertain: UNCERTAIN_OUT
 export async function executeStartStep(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const outputs: INodeExecutionData[][] = [[], [], []];
 	const failed = outputs[failedOutput(this)];
-	const serviceHonoursKey = this.getNodeParameter('options.serviceHonoursKey', 0, false) === true;
-	const createTable = this.getNodeParameter('options.createTable', 0, true) !== false;
+	const serviceHonoursKey = readSwitch(
+		this,
+		'options.serviceHonoursKey',
+		false,
+		'Service Honours the Key',
+	);
+	const createTable = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
 	const firstItemOf = new Map<string, number>();
 	const { read: requests, failed: unread } = readEachItem(this, (index): StepRequest => {
 		const { key, step } = readStep(this, index);

@@ -1,3 +1,5 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
 import { SettingError } from '../../errors';
 
 /**
@@ -12,4 +14,17 @@ export function readBoolean(value: unknown, label: string): boolean {
 	if (text === 'false') return false;
 	const shown = typeof value === 'string' ? `"${value}"` : String(value);
 	throw new SettingError(`${label} must be true or false, got ${shown}`);
+}
+
+/**
+ * A switch the node reads once per execution (item 0's value), by readBoolean: text "true" from an
+ * expression such as {{ $env.KEEP_EVENTS }} is on, where reading it as not-`true` would drop the setting.
+ */
+export function readSwitch(
+	context: IExecuteFunctions,
+	name: string,
+	fallback: boolean,
+	label: string,
+): boolean {
+	return readBoolean(context.getNodeParameter(name, 0, fallback), label);
 }
