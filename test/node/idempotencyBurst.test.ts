@@ -616,6 +616,44 @@ describe('the node around the store', () => {
 		}
 	});
 
+	it("a wait that fails stops the execution's other waits and gives back every burst it holds: Flush Due Bursts runs them at once", async () => {
+		const table = uniqueTableName('burst');
+		await collect(table, 'warm-up', 0, { quietSeconds: 0.05 }); // the tables, then a fault in them
+		const { bursts } = burstTables(tableRef('public', table));
+		// Taking c31's burst to run fails; c32's wait goes on until the execution stops it.
+		await pool.query(`CREATE FUNCTION ${table}_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF NEW.key = 'c31' AND NEW.state = 'running' THEN RAISE EXCEPTION 'disk gone'; END IF; RETURN NEW; END $$`);
+		await pool.query(
+			`CREATE TRIGGER fail BEFORE UPDATE ON ${bursts} FOR EACH ROW EXECUTE FUNCTION ${table}_fail()`,
+		);
+		try {
+			const [failed] = await run(
+				'collect',
+				[message('c31', 0), message('c32', 1)],
+				table,
+				{ quietSeconds: 0.3 },
+				onError('continueErrorOutput'),
+			);
+			expect(failed.map((item) => item.json.error)).toEqual(['database', 'database']);
+			// Long enough for a wait still going to have taken c32's burst (before: running, for a 300 s lease).
+			await sleep(1500);
+			const { rows } = await pool.query(
+				`SELECT key, lease_until <= clock_timestamp() AS due FROM ${bursts} WHERE key IN ('c31', 'c32') ORDER BY key`,
+			);
+			expect(rows).toEqual([
+				{ key: 'c31', due: true },
+				{ key: 'c32', due: true },
+			]);
+		} finally {
+			await pool.query(`DROP FUNCTION ${table}_fail() CASCADE`);
+		}
+		const [taken] = await run('flush', [{ json: {} }], table, { leaseSeconds: 60 });
+		expect(taken.map((item) => [burstOf(item).key, numbers(item)])).toEqual([
+			['c31', [0]],
+			['c32', [1]],
+		]);
+	});
+
 	it('Max Items 1: a burst ends as its one item lands, and the next burst opens after it', async () => {
 		const table = uniqueTableName('burst');
 		const rules = { maxItems: 1, quietSeconds: 5 };

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 
 import { DB_LIVE_NOW, mineSql } from '../record/claimConditions';
 import { namedStatement, queryStatementWithRetry } from '../statements/namedStatements';
-import { SETTLE_RETRY } from '../statements/transientErrors';
+import { SETTLE_RETRY, type RetryBudget } from '../statements/transientErrors';
 import type { BurstTables } from './burstTables';
 
 export interface BurstClaim {
@@ -58,3 +58,28 @@ export async function settleBursts(
 }
 
 const settledKey = (burstId: string, claimId: string) => JSON.stringify([burstId, claimId]);
+
+/** A give-back is sent again only briefly: it follows a failure, and without it the lease still ends. */
+const GIVE_BACK_RETRY: RetryBudget = { totalMs: 5_000 };
+
+/**
+ * Ends now the lease of those bursts this holder still holds, whatever their state (open, ended,
+ * running): an execution that failed gives them back, so Flush Due Bursts (or the next burst of the key)
+ * runs them at once, as it runs a dead holder's once its lease is over.
+ */
+export async function giveBackBursts(
+	pool: Pool,
+	tables: BurstTables,
+	claimId: string,
+	burstIds: string[],
+): Promise<void> {
+	if (burstIds.length === 0) return;
+	await queryStatementWithRetry(
+		pool,
+		namedStatement(
+			`UPDATE ${tables.bursts} b SET lease_until = ${DB_LIVE_NOW} WHERE b.id = ANY($1::bigint[]) AND ${mineSql('b', '$2', 'holder')}`,
+		),
+		[burstIds, claimId],
+		GIVE_BACK_RETRY,
+	);
+}

@@ -4,6 +4,7 @@ import { awaitBurstEnd } from './awaitBurstEnd';
 import type { Burst } from './burstRecord';
 import type { BurstTables } from './burstTables';
 import type { Collected } from './collectItem';
+import { giveBackBursts } from './settleBursts';
 import { heldBurst, takeDueBursts, withItems } from './takeBursts';
 
 /** The most bursts of its key, taken over from dead holders, that a holder runs besides its own. */
@@ -20,7 +21,9 @@ export interface HeldBurst {
  * Waits for every burst this execution holds to end and takes it, then takes over its key's bursts
  * whose holder died; reads all their items in one statement. Each comes back with the input index of
  * the item that made this execution its holder. A burst taken over from this holder (it looked too
- * late) is not among them.
+ * late) is not among them. When one wait fails, the others stop at their next look, and every burst
+ * this execution holds is given back (giveBackBursts) before the failure is thrown: a failed execution
+ * neither goes on taking bursts after it ended nor keeps any for a lease.
  */
 export async function takeHeldBursts(
 	pool: Pool,
@@ -30,24 +33,51 @@ export async function takeHeldBursts(
 	held: HeldBurst[],
 	cancelled?: AbortSignal,
 ): Promise<Array<{ burst: Burst; index: number }>> {
-	const taken = await Promise.all(
+	const failed = new AbortController();
+	const stop = cancelled ? AbortSignal.any([cancelled, failed.signal]) : failed.signal;
+	// Its own bursts, and those it takes over on the way: what it gives back if it fails.
+	const holds = held.map(({ collected }) => collected.burstId);
+	// The failure that stopped the others, not the cancellations it caused.
+	let firstFailure: { reason: unknown } | undefined;
+	const waits = await Promise.allSettled(
 		held.map(async ({ index, key, collected }) => {
-			const own =
-				collected.role === 'leading'
-					? await heldBurst(pool, tables, collected.burstId, claimId)
-					: await awaitBurstEnd(pool, tables, collected.burstId, claimId, cancelled);
-			if (!own) return [];
-			const orphans = await takeDueBursts(pool, tables, claimId, leaseMs, TAKEOVERS_PER_KEY, {
-				key,
-			});
-			return [...orphans, own].map((row) => ({ row, index }));
+			try {
+				const own =
+					collected.role === 'leading'
+						? await heldBurst(pool, tables, collected.burstId, claimId)
+						: await awaitBurstEnd(pool, tables, collected.burstId, claimId, stop);
+				if (!own) return [];
+				const orphans = await takeDueBursts(pool, tables, claimId, leaseMs, TAKEOVERS_PER_KEY, {
+					key,
+				});
+				holds.push(...orphans.map((orphan) => orphan.id));
+				return [...orphans, own].map((row) => ({ row, index }));
+			} catch (error) {
+				if (!firstFailure) firstFailure = { reason: error };
+				failed.abort();
+				throw error;
+			}
 		}),
 	);
-	const rows = taken.flat();
-	const bursts = await withItems(
-		pool,
-		tables,
-		rows.map(({ row }) => row),
-	);
-	return bursts.map((burst, position) => ({ burst, index: rows[position].index }));
+	if (firstFailure) {
+		await giveBack(pool, tables, claimId, holds);
+		throw firstFailure.reason;
+	}
+	const rows = waits.flatMap((wait) => (wait.status === 'fulfilled' ? wait.value : []));
+	try {
+		const bursts = await withItems(
+			pool,
+			tables,
+			rows.map(({ row }) => row),
+		);
+		return bursts.map((burst, position) => ({ burst, index: rows[position].index }));
+	} catch (error) {
+		await giveBack(pool, tables, claimId, holds);
+		throw error;
+	}
+}
+
+/** A give-back that fails too leaves the bursts to their lease: the first failure is the one to report. */
+async function giveBack(pool: Pool, tables: BurstTables, claimId: string, ids: string[]) {
+	await giveBackBursts(pool, tables, claimId, ids).catch(() => undefined);
 }
