@@ -20,8 +20,8 @@ export function testCredentials(overrides: Partial<PostgresCredentials> = {}): P
 	return { ...credentialsFromUrl(testDatabaseUrl()), ...overrides };
 }
 
-export function testPool(max = 10): Pool {
-	const pool = new Pool({ connectionString: testDatabaseUrl(), max });
+export function testPool(max = 10, url = testDatabaseUrl()): Pool {
+	const pool = new Pool({ connectionString: url, max });
 	// Tests kill backends on purpose; an idle client's error must not crash the test process.
 	pool.on('error', () => undefined);
 	return pool;

@@ -13,7 +13,6 @@ import { answerDroppingProxyForSuite } from '../../../harness/proxy/answerDroppi
 import { rowsOf } from '../../support/claimTableSql';
 import { databaseClock } from '../../support/databaseClock';
 import { testDatabaseUrl, testPool, uniqueTableName } from '../../support/database';
-import { terminateConnectionsOf } from '../../support/terminateConnections';
 import {
 	freshClaimTable,
 	openTestClaimTable,
@@ -142,12 +141,12 @@ describe('completeWithWrite', () => {
 	});
 
 	it('a takeover racing a slow write waits for it and then finds the key completed', async () => {
-		const { table, insert, orderRows } = await tables();
+		const { table, orders, insert, orderRows } = await tables();
 		const holder = await leased(table, 'evt_1');
 		await clock.advance(61);
 		// The write sleeps inside the transaction, the claim row locked by its Complete.
 		const writing = completeWithWrite(table, insert('evt_1', holder, 10, ' FROM pg_sleep(1)'));
-		await waitForSleeper();
+		await waitForSleeper(orders);
 		const [takeover] = await table.claim(['evt_1'], { mode: 'lease', leaseSeconds: 60 });
 		await writing;
 		expect(takeover).toMatchObject({ won: false, status: 'completed' });
@@ -155,13 +154,17 @@ describe('completeWithWrite', () => {
 	});
 
 	it('a connection cut in the middle of the write runs the whole transaction again: written once', async () => {
-		const { table, insert, orderRows } = await tables();
+		const { table, orders, insert, orderRows } = await tables();
 		const holder = await leased(table, 'evt_1');
 		const writing = completeWithWrite(table, insert('evt_1', holder, 10, ' FROM pg_sleep(1)'));
-		await waitForSleeper();
-		const user = new URL(testDatabaseUrl()).username || 'postgres';
-		const cut = await terminateConnectionsOf(admin, [user], { whileRunning: '%pg_sleep(1)%' });
-		expect(cut.active).toBeGreaterThanOrEqual(1);
+		await waitForSleeper(orders);
+		// Only the writer's connection: other suites on the server share the user (killing all of its
+		// connections once cut another suite's held transaction in CI).
+		const cut = await admin.query(
+			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${SLEEPING_WRITE} AND pid <> pg_backend_pid()`,
+			[orders],
+		);
+		expect(cut.rowCount).toBe(1);
 		expect((await writing).claim.state).toBe('completed');
 		expect(await orderRows()).toEqual([{ event_id: 'evt_1', amount: 10 }]);
 		expect(await rowOf(table, 'evt_1')).toMatchObject({ status: 'completed' });
@@ -194,11 +197,15 @@ describe('completeWithWrite whose COMMIT answer is lost', () => {
 	});
 });
 
-/** Until a statement sleeping in pg_sleep(1) is running on the server. */
-async function waitForSleeper(): Promise<void> {
+/** A test's write into its own orders table ($1: its unique name), sleeping in pg_sleep(1). */
+const SLEEPING_WRITE = "state = 'active' AND query LIKE '%' || $1 || '%pg_sleep(1)%'";
+
+/** Until the write into `orders` sleeps on the server. */
+async function waitForSleeper(orders: string): Promise<void> {
 	for (let tries = 0; tries < 200; tries++) {
 		const { rows } = await admin.query(
-			"SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(1)%' AND pid <> pg_backend_pid()",
+			`SELECT 1 FROM pg_stat_activity WHERE ${SLEEPING_WRITE} AND pid <> pg_backend_pid()`,
+			[orders],
 		);
 		if (rows.length > 0) return;
 		await new Promise((resolve) => setTimeout(resolve, 10));
