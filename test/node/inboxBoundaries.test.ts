@@ -87,6 +87,40 @@ describe('Purge keeps every event that is still to run', () => {
 		expect(rows).toEqual([{ key: 'evt:evt_new_dead' }]);
 	});
 
+	it('a dead letter requeued while Purge deletes old dead letters stays, with its event', async () => {
+		const table = uniqueTableName('purge_race');
+		await clock.advance(-40 * DAY);
+		const [[older]] = await claim([delivery('evt_race_older')], table);
+		await clock.advance(60);
+		const [[requeued]] = await claim([delivery('evt_race_requeued')], table);
+		await clock.advance(5 * DAY);
+		await retryLater([older, requeued], table, { maxAttempts: 1 });
+		await clock.advance(35 * DAY);
+		// Purge's delete of the older dead letter sleeps: its snapshot is taken, the other row not yet locked.
+		await admin.query(`CREATE FUNCTION ${table}_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN PERFORM pg_sleep(2); RETURN OLD; END $$`);
+		await admin.query(
+			`CREATE TRIGGER slow BEFORE DELETE ON ${table} FOR EACH ROW WHEN (OLD.key = 'evt:evt_race_older') EXECUTE FUNCTION ${table}_slow()`,
+		);
+		const purging = keyOperation('purge', [], table, {
+			olderThanDays: 30,
+			includeDeadLetters: true,
+		});
+		let purged = false;
+		void purging.then(() => (purged = true));
+		await untilPurgeSleeps(table);
+		const [[back]] = await keyOperation('requeue', [requeued], table);
+		expect(idempotency(back)).toMatchObject({ requeued: true });
+		// The requeue committed while Purge was still running, before it locked that dead letter.
+		expect(purged).toBe(false);
+
+		const [[purge]] = await purging;
+		// Purge re-checks the row it locks as the requeue left it, not as its snapshot showed it.
+		expect(purge.json).toMatchObject({ deleted: 1 });
+		const [taken] = await takeDue(table);
+		expect(keysOf(taken)).toEqual(['evt:evt_race_requeued']);
+	});
+
 	it('Clear Deduplication History keeps a scope’s events still in flight too', async () => {
 		const table = uniqueTableName('clear_inbox');
 		await claim([delivery('evt_waiting')], table, { options: { table, scope: 'shop' } });
@@ -285,3 +319,16 @@ describe('a worker whose picture of the table is stale', () => {
 		});
 	});
 });
+
+/** Until a statement on `table` sleeps in pg_sleep (its trigger). */
+async function untilPurgeSleeps(table: string): Promise<void> {
+	for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
+		const { rows } = await admin.query(
+			"SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%'",
+			[table],
+		);
+		if (rows.length > 0) return;
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
+	throw new Error('Purge never reached the sleeping delete');
+}
