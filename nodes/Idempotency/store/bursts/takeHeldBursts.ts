@@ -33,8 +33,10 @@ export async function takeHeldBursts(
 	held: HeldBurst[],
 	cancelled?: AbortSignal,
 ): Promise<Array<{ burst: Burst; index: number }>> {
-	const failed = new AbortController();
-	const stop = cancelled ? AbortSignal.any([cancelled, failed.signal]) : failed.signal;
+	// Aborted by the first failure, or when the execution is cancelled.
+	const stop = new AbortController();
+	if (cancelled?.aborted) stop.abort();
+	else cancelled?.addEventListener('abort', () => stop.abort(), { once: true });
 	// Its own bursts, and those it takes over on the way: what it gives back if it fails.
 	const holds = held.map(({ collected }) => collected.burstId);
 	// The failure that stopped the others, not the cancellations it caused.
@@ -45,7 +47,7 @@ export async function takeHeldBursts(
 				const own =
 					collected.role === 'leading'
 						? await heldBurst(pool, tables, collected.burstId, claimId)
-						: await awaitBurstEnd(pool, tables, collected.burstId, claimId, stop);
+						: await awaitBurstEnd(pool, tables, collected.burstId, claimId, stop.signal);
 				if (!own) return [];
 				const orphans = await takeDueBursts(pool, tables, claimId, leaseMs, TAKEOVERS_PER_KEY, {
 					key,
@@ -54,7 +56,7 @@ export async function takeHeldBursts(
 				return [...orphans, own].map((row) => ({ row, index }));
 			} catch (error) {
 				if (!firstFailure) firstFailure = { reason: error };
-				failed.abort();
+				stop.abort();
 				throw error;
 			}
 		}),
