@@ -32,8 +32,8 @@ import {
 	plannedEvent,
 	POISON,
 	processingLeft,
-	waitFor,
 } from '../support/inbox';
+import { waitFor } from '../support/waitFor';
 import { stackForSuite } from '../../harness/stackForSuite';
 
 const GOOD_EVENTS = 40;

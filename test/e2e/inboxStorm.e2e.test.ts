@@ -39,11 +39,11 @@ import {
 	printStorm,
 	sleepingWrites,
 	stormEvents,
-	waitFor,
 	waitUntilDrained,
 	type PlannedEvent,
 	type SenderAnswer,
 } from '../support/inbox';
+import { waitFor } from '../support/waitFor';
 import { stackOnOwnAppServerForSuite } from '../../harness/stackForSuite';
 import { restartInsideWrite, type RestartInsideWrite } from '../support/restartInsideWrite';
 

@@ -19,7 +19,7 @@ import { webhookPathOf } from '../../harness/n8n/workflows';
 import { businessRowsPerKey } from '../../harness/postgres/appDatabase';
 import { deliver, type Delivery } from '../../harness/webhooks/deliver';
 import { stackForSuite } from '../../harness/stackForSuite';
-import { waitFor } from '../support/inbox';
+import { waitFor } from '../support/waitFor';
 import { rateLimitedRetriesWorkflow } from './fixtures/rateLimitedRetriesWorkflow';
 
 const EVENTS = 40;

@@ -23,7 +23,8 @@ import { SideEffectService, type KeyHandling } from '../../harness/services/side
 import { deliver } from '../../harness/webhooks/deliver';
 import { stackForSuite } from '../../harness/stackForSuite';
 import { templateVariant } from './fixtures/templateVariants';
-import { makeDue, processingLeft, waitFor } from '../support/inbox';
+import { makeDue, processingLeft } from '../support/inbox';
+import { waitFor } from '../support/waitFor';
 
 const TEMPLATE = 'webhook-http-step-template.json';
 const PLAIN_PER_ARM = 12;

@@ -24,7 +24,8 @@ import { deliver } from '../../harness/webhooks/deliver';
 import { stackForSuite } from '../../harness/stackForSuite';
 import { templateVariant } from './fixtures/templateVariants';
 import { loadFixtureWorkflow } from '../support/fixtures';
-import { makeDue, processingLeft, waitFor } from '../support/inbox';
+import { makeDue, processingLeft } from '../support/inbox';
+import { waitFor } from '../support/waitFor';
 
 const OLD_TABLE = 'old_events';
 const credentials = {

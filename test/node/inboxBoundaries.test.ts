@@ -9,6 +9,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { webhookItem } from '../../harness/node/executeContext';
 import { answerDroppingProxyForSuite } from '../../harness/proxy/answerDroppingProxy';
 import { databaseClock } from '../support/databaseClock';
+import { waitFor } from '../support/waitFor';
 import { testCredentials, testDatabaseUrl, testPool, uniqueTableName } from '../support/database';
 import {
 	claim,
@@ -321,14 +322,15 @@ describe('a worker whose picture of the table is stale', () => {
 });
 
 /** Until a statement on `table` sleeps in pg_sleep (its trigger). */
-async function untilPurgeSleeps(table: string): Promise<void> {
-	for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
-		const { rows } = await admin.query(
-			"SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%'",
-			[table],
-		);
-		if (rows.length > 0) return;
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-	throw new Error('Purge never reached the sleeping delete');
-}
+const untilPurgeSleeps = (table: string) =>
+	waitFor(
+		async () =>
+			(
+				await admin.query(
+					"SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%' || $1 || '%'",
+					[table],
+				)
+			).rows.length > 0,
+		15_000,
+		'Purge reaching the sleeping delete',
+	);

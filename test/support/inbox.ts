@@ -22,6 +22,7 @@ import { deliver } from '../../harness/webhooks/deliver';
 import { seededRandom } from '../../harness/webhooks/seededRandom';
 import { githubHeader } from '../../harness/webhooks/signers';
 import { templateVariant, type NodeChange } from '../e2e/fixtures/templateVariants';
+import { waitFor } from './waitFor';
 
 /** A failure planned for every attempt: the event can only end as a dead letter. */
 export const POISON = 1000;
@@ -517,17 +518,4 @@ export async function waitUntilDrained(
 		timeoutMs,
 		'drained',
 	).catch(() => undefined);
-}
-
-/** Polls `check` every 50 ms until it holds. */
-export async function waitFor(
-	check: () => Promise<boolean>,
-	timeoutMs: number,
-	what = 'the condition',
-): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!(await check())) {
-		if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	}
 }

@@ -8,7 +8,8 @@
 import type { Pool } from 'pg';
 
 import type { StackOnOwnAppServer } from '../../harness/stackForSuite';
-import { sleepingWrites, waitFor } from './inbox';
+import { sleepingWrites } from './inbox';
+import { waitFor } from './waitFor';
 
 export interface RestartInsideWrite {
 	/** The event whose Write and Complete the restart cut. */

@@ -12,6 +12,7 @@ import {
 import { answerDroppingProxyForSuite } from '../../../harness/proxy/answerDroppingProxy';
 import { rowsOf } from '../../support/claimTableSql';
 import { databaseClock } from '../../support/databaseClock';
+import { waitFor } from '../../support/waitFor';
 import { testDatabaseUrl, testPool, uniqueTableName } from '../../support/database';
 import {
 	freshClaimTable,
@@ -201,14 +202,15 @@ describe('completeWithWrite whose COMMIT answer is lost', () => {
 const SLEEPING_WRITE = "state = 'active' AND query LIKE '%' || $1 || '%pg_sleep(1)%'";
 
 /** Until the write into `orders` sleeps on the server. */
-async function waitForSleeper(orders: string): Promise<void> {
-	for (let tries = 0; tries < 200; tries++) {
-		const { rows } = await admin.query(
-			`SELECT 1 FROM pg_stat_activity WHERE ${SLEEPING_WRITE} AND pid <> pg_backend_pid()`,
-			[orders],
-		);
-		if (rows.length > 0) return;
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-	throw new Error('the write never started');
-}
+const waitForSleeper = (orders: string) =>
+	waitFor(
+		async () =>
+			(
+				await admin.query(
+					`SELECT 1 FROM pg_stat_activity WHERE ${SLEEPING_WRITE} AND pid <> pg_backend_pid()`,
+					[orders],
+				)
+			).rows.length > 0,
+		10_000,
+		'the write starting',
+	);

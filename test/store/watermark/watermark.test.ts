@@ -20,6 +20,7 @@ import {
 import { poolFor } from '../../../nodes/Idempotency/transport/poolRegistry';
 import { markValue } from '../../../nodes/Idempotency/watermark/markValue';
 import { testCredentials, testPool, uniqueTableName } from '../../support/database';
+import { waitFor } from '../../support/waitFor';
 
 const admin = testPool(2);
 afterAll(() => admin.end());
@@ -241,16 +242,17 @@ describe('an execution that waits for another one (a transaction held open by th
 		});
 	}
 
-	async function waitUntilBlocked() {
-		for (let attempt = 0; attempt < 200; attempt++) {
-			const { rows } = await admin.query(
-				"SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH input AS%'",
-			);
-			if (rows[0].n > 0) return;
-			await new Promise((resolve) => setTimeout(resolve, 25));
-		}
-		throw new Error('the second execution never waited for the first');
-	}
+	const waitUntilBlocked = () =>
+		waitFor(
+			async () =>
+				(
+					await admin.query(
+						"SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH input AS%'",
+					)
+				).rows.length > 0,
+			5_000,
+			'the second execution waiting for the first',
+		);
 
 	it.each([
 		['the first-ever insert of a scope', null],
