@@ -40,8 +40,12 @@ export async function takeHeldBursts(
 	// Its own bursts, and those it takes over on the way: what it gives back if it fails.
 	const holds = held.map(({ collected }) => collected.burstId);
 	// The failure that stopped the others, not the cancellations it caused.
-	let firstFailure: { reason: unknown } | undefined;
-	const waits = await Promise.allSettled(
+	const failure: { happened: boolean; reason?: unknown } = { happened: false };
+	const failed = (reason: unknown) => {
+		if (!failure.happened) Object.assign(failure, { happened: true, reason });
+		stop.abort();
+	};
+	const taken = await Promise.all(
 		held.map(async ({ index, key, collected }) => {
 			try {
 				const own =
@@ -55,28 +59,27 @@ export async function takeHeldBursts(
 				holds.push(...orphans.map((orphan) => orphan.id));
 				return [...orphans, own].map((row) => ({ row, index }));
 			} catch (error) {
-				if (!firstFailure) firstFailure = { reason: error };
-				stop.abort();
-				throw error;
+				failed(error);
+				return [];
 			}
 		}),
 	);
-	if (firstFailure) {
+	const rows = taken.flat();
+	const bursts = failure.happened
+		? []
+		: await withItems(
+				pool,
+				tables,
+				rows.map(({ row }) => row),
+			).catch((error: unknown) => {
+				failed(error);
+				return [];
+			});
+	if (failure.happened) {
 		await giveBack(pool, tables, claimId, holds);
-		throw firstFailure.reason;
+		throw failure.reason;
 	}
-	const rows = waits.flatMap((wait) => (wait.status === 'fulfilled' ? wait.value : []));
-	try {
-		const bursts = await withItems(
-			pool,
-			tables,
-			rows.map(({ row }) => row),
-		);
-		return bursts.map((burst, position) => ({ burst, index: rows[position].index }));
-	} catch (error) {
-		await giveBack(pool, tables, claimId, holds);
-		throw error;
-	}
+	return bursts.map((burst, position) => ({ burst, index: rows[position].index }));
 }
 
 /** A give-back that fails too leaves the bursts to their lease: the first failure is the one to report. */
