@@ -22,6 +22,7 @@ import {
 	type TestClaimTable,
 } from '../../support/testClaimTables';
 import { testPool } from '../../support/database';
+import { waitFor } from '../../support/waitFor';
 
 /** Connections of the test's own, apart from the node's pool: a concurrent writer, and a look at who waits. */
 const other = testPool(2);
@@ -109,13 +110,17 @@ describe.each(['compact', 'original'] as const)('steps on a %s claim table', (la
 				serviceHonoursKey: false,
 			});
 			// The start's statement has its snapshot and waits for the uncommitted mark.
-			for (let waiting = 0; waiting === 0;) {
-				const blocked = await other.query<{ n: number }>(
-					'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
-					[rows[0].pid],
-				);
-				waiting = blocked.rows[0].n;
-			}
+			await waitFor(
+				async () =>
+					(
+						await other.query(
+							'SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+							[rows[0].pid],
+						)
+					).rows.length > 0,
+				15_000,
+				'the start waiting for the uncommitted mark',
+			);
 			await concurrent.query('COMMIT');
 			const [record] = await starting;
 			expect(record).toMatchObject({ state: 'uncertain', attempts: 1 });
