@@ -28,7 +28,7 @@ import { readNumber } from './parameters/readNumber';
 import { readDedupeValue } from './parameters/readDedupeValue';
 import { readKeptEvent, type KeptEventReader } from './parameters/readKeptEvent';
 import { isPolledItem, readKeySource, readScope } from './parameters/readScope';
-import { readTableRef } from './parameters/readTableRef';
+import { readCreateTable, readTableRef } from './parameters/readTableRef';
 import { unclaimedItem, unclaimedRoute } from './failures/unclaimedItems';
 import { DUPLICATE_OUTPUT, MISMATCH_OUTPUT, NEW_OUTPUT } from './claimOutputs';
 
@@ -69,7 +69,7 @@ export async function executeClaim(this: IExecuteFunctions): Promise<INodeExecut
 		);
 	}
 	const ref = readTableRef(this);
-	const createTable = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const createTable = readCreateTable(this);
 	const countRepeats = readSwitch(
 		this,
 		'options.countRepeats',

@@ -11,11 +11,10 @@ import { markValue, type MarkKind } from '../watermark/markValue';
 import { DUPLICATE_OUTPUT, NEW_OUTPUT } from './claimOutputs';
 import { newClaimId } from '../store/record/claimId';
 import { continuesOnErrorOutput, databaseFailure, failedItem } from './failures/databaseFailure';
-import { readSwitch } from './parameters/readSwitch';
 import { readCredentials } from './parameters/readCredentials';
 import { readDedupeValue } from './parameters/readDedupeValue';
 import { readScope } from './parameters/readScope';
-import { readTableRef } from './parameters/readTableRef';
+import { readCreateTable, readTableRef } from './parameters/readTableRef';
 
 const KINDS: Record<Exclude<KeepItemsWhere, 'new'>, MarkKind> = { higher: 'number', later: 'date' };
 
@@ -44,7 +43,7 @@ export async function executeWatermark(
 	if (items.length === 0) return outputs;
 	const kind = KINDS[keep];
 	const ref = readTableRef(this);
-	const createIfMissing = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const createIfMissing = readCreateTable(this);
 
 	// A date written without a zone is read in the workflow's, as Remove Duplicates reads it.
 	const timeZone = this.getTimezone();

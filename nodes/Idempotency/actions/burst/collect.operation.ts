@@ -15,7 +15,7 @@ import { poolFor } from '../../transport/poolRegistry';
 import { databaseFailure, failedItem } from '../failures/databaseFailure';
 import { readSwitch } from '../parameters/readSwitch';
 import { readCredentials } from '../parameters/readCredentials';
-import { readTableRef } from '../parameters/readTableRef';
+import { readCreateTable, readTableRef } from '../parameters/readTableRef';
 import { BURST_OUTPUT, burstItem, failedOutput, JOINED_OUTPUT } from './burstOutput';
 import { readBurstRules } from './readBurstRules';
 
@@ -33,7 +33,7 @@ export async function executeCollect(this: IExecuteFunctions): Promise<INodeExec
 	const rules = readBurstRules(this);
 	const ref = readTableRef(this);
 	const tables = burstTables(ref);
-	const createTable = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const createTable = readCreateTable(this);
 	const answerWhenStored = readSwitch(
 		this,
 		'options.answerWhenStored',

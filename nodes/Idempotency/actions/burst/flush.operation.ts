@@ -5,10 +5,9 @@ import { dropEmptyWindows, takeDueBursts, withItems } from '../../store/bursts/t
 import { newClaimId } from '../../store/record/claimId';
 import { poolFor } from '../../transport/poolRegistry';
 import { databaseFailure } from '../failures/databaseFailure';
-import { readSwitch } from '../parameters/readSwitch';
 import { readCredentials } from '../parameters/readCredentials';
 import { readNumber } from '../parameters/readNumber';
-import { readTableRef } from '../parameters/readTableRef';
+import { readCreateTable, readTableRef } from '../parameters/readTableRef';
 import { burstItem } from './burstOutput';
 import { readLeaseMs } from './readBurstRules';
 
@@ -27,7 +26,7 @@ export async function executeFlush(this: IExecuteFunctions): Promise<INodeExecut
 		integer: true,
 	});
 	const tables = burstTables(readTableRef(this));
-	const createTable = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const createTable = readCreateTable(this);
 	const credentials = await readCredentials(this);
 	try {
 		const pool = await poolFor(credentials);

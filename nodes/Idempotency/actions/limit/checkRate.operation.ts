@@ -6,8 +6,8 @@ import { MAX_STARTS_LIMIT } from '../../descriptions/limitProperties';
 import { checkRates, type RateRequest } from '../../store/limits/checkRates';
 import { newClaimId } from '../../store/record/claimId';
 import { failedItem } from '../failures/databaseFailure';
-import { readSwitch } from '../parameters/readSwitch';
 import { readNumber } from '../parameters/readNumber';
+import { readCreateTable } from '../parameters/readTableRef';
 import { failedOutput, HELD_BACK_OUTPUT, PASSED_OUTPUT, withLimitResult } from './limitOutput';
 import { onLimitTables } from './onLimitTables';
 import { readLimitKey } from './readLimitKey';
@@ -51,7 +51,7 @@ export async function executeCheckRate(this: IExecuteFunctions): Promise<INodeEx
 	}
 	if (requests.length === 0) return outputs;
 
-	const createIfMissing = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const createIfMissing = readCreateTable(this);
 	const answers = await onLimitTables(
 		this,
 		requests.map(({ index }) => index),

@@ -13,8 +13,8 @@ import type { SlotRequest } from '../../store/limits/takeSlot';
 import { takeSlots } from '../../store/limits/waitForSlots';
 import { newClaimId } from '../../store/record/claimId';
 import { failedItem } from '../failures/databaseFailure';
-import { readSwitch } from '../parameters/readSwitch';
 import { readNumber } from '../parameters/readNumber';
+import { readCreateTable } from '../parameters/readTableRef';
 import { failedOutput, HELD_BACK_OUTPUT, PASSED_OUTPUT, withLimitResult } from './limitOutput';
 import { onLimitTables } from './onLimitTables';
 import { readLimitKey } from './readLimitKey';
@@ -62,7 +62,7 @@ export async function executeTakeSlot(this: IExecuteFunctions): Promise<INodeExe
 	}
 	if (requests.length === 0) return outputs;
 
-	const createIfMissing = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const createIfMissing = readCreateTable(this);
 	const answers = await onLimitTables(
 		this,
 		requests.map(({ index }) => index),

@@ -7,7 +7,7 @@ import { SettingError } from '../../errors';
  * query string). Anything else is refused with the field's name and what it got: read as the default, a
  * Dry Run's "yes" would run for real.
  */
-export function readBoolean(value: unknown, label: string): boolean {
+function readBoolean(value: unknown, label: string): boolean {
 	if (typeof value === 'boolean') return value;
 	const text = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
 	if (text === 'true') return true;

@@ -14,7 +14,7 @@ import { databaseFailure, failedItem } from '../failures/databaseFailure';
 import { readSwitch } from '../parameters/readSwitch';
 import { readCredentials } from '../parameters/readCredentials';
 import { readEachItem } from '../parameters/readEachItem';
-import { readTableRef } from '../parameters/readTableRef';
+import { readCreateTable, readTableRef } from '../parameters/readTableRef';
 import { readClaimId, readStep } from './readStepItem';
 import { DONE_OUTPUT, failedOutput, RUN_OUTPUT, stepItem, UNCERTAIN_OUTPUT } from './stepOutput';
 
@@ -41,7 +41,7 @@ export async function executeStartStep(this: IExecuteFunctions): Promise<INodeEx
 		false,
 		'Service Honours the Key',
 	);
-	const createTable = readSwitch(this, 'options.createTable', true, 'Create Table If Missing');
+	const createTable = readCreateTable(this);
 	const firstItemOf = new Map<string, number>();
 	const { read: requests, failed: unread } = readEachItem(this, (index): StepRequest => {
 		const { key, step } = readStep(this, index);

@@ -76,13 +76,9 @@ export async function takeHeldBursts(
 				return [];
 			});
 	if (failure.happened) {
-		await giveBack(pool, tables, claimId, holds);
+		// A give-back that fails too leaves the bursts to their lease: the first failure is the one to report.
+		await giveBackBursts(pool, tables, claimId, holds).catch(() => undefined);
 		throw failure.reason;
 	}
 	return bursts.map((burst, position) => ({ burst, index: rows[position].index }));
-}
-
-/** A give-back that fails too leaves the bursts to their lease: the first failure is the one to report. */
-async function giveBack(pool: Pool, tables: BurstTables, claimId: string, ids: string[]) {
-	await giveBackBursts(pool, tables, claimId, ids).catch(() => undefined);
 }
